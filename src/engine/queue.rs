@@ -1,0 +1,121 @@
+//! The future event list: a binary min-heap keyed by (time, insertion sequence).
+//!
+//! Both parts of the key are packed into one `u128` (time in the high 64 bits), so ordering is a single integer
+//! comparison and ties in time pop in insertion order (FIFO), which makes every run deterministic.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::time::SimTime;
+
+struct Entry<E> {
+    key: u128,
+    event: E,
+}
+
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl<E> Eq for Entry<E> {}
+
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<E> Ord for Entry<E> {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the smallest key first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
+/// Pending events ordered by time, FIFO among equal times. Pushing allocates only when the heap outgrows its
+/// capacity, so a queue that is reused across runs stops allocating once it has seen its peak size.
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    next_sequence: u64,
+}
+
+impl<E> EventQueue<E> {
+    pub fn with_capacity(capacity: usize) -> Self {
+        EventQueue {
+            heap: BinaryHeap::with_capacity(capacity),
+            next_sequence: 0,
+        }
+    }
+
+    /// Adds `event` to fire at `at`, after every event already queued for the same instant.
+    #[inline]
+    pub fn push(&mut self, at: SimTime, event: E) {
+        let key = ((at.as_nanos() as u128) << 64) | self.next_sequence as u128;
+        self.next_sequence += 1;
+        self.heap.push(Entry { key, event });
+    }
+
+    /// Removes and returns the earliest event.
+    #[inline]
+    pub fn pop(&mut self) -> Option<(SimTime, E)> {
+        self.heap
+            .pop()
+            .map(|entry| (SimTime::from_nanos((entry.key >> 64) as u64), entry.event))
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// Empties the queue and restarts the sequence, keeping the allocation.
+    pub fn clear(&mut self) {
+        self.heap.clear();
+        self.next_sequence = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_times_pop_in_insertion_order() {
+        let mut queue = EventQueue::with_capacity(8);
+        let t = SimTime::from_nanos(10);
+        for label in ["a", "b", "c", "d"] {
+            queue.push(t, label);
+        }
+        queue.push(SimTime::from_nanos(5), "early");
+        let order: Vec<_> = std::iter::from_fn(|| queue.pop())
+            .map(|(_, label)| label)
+            .collect();
+        assert_eq!(order, ["early", "a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn pops_in_time_order_whatever_the_push_order() {
+        let mut queue = EventQueue::with_capacity(4);
+        let times = [7_u64, 3, 9, 1, 3, 8, 0, u64::MAX, 2];
+        for (i, &t) in times.iter().enumerate() {
+            queue.push(SimTime::from_nanos(t), i);
+        }
+        let mut popped = Vec::new();
+        while let Some((t, i)) = queue.pop() {
+            assert_eq!(
+                t.as_nanos(),
+                times[i],
+                "an event must come back with its own time"
+            );
+            popped.push(t.as_nanos());
+        }
+        let mut sorted = times.to_vec();
+        sorted.sort_unstable();
+        assert_eq!(popped, sorted);
+    }
+}

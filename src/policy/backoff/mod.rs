@@ -1,0 +1,155 @@
+//! Backoff strategies: how long a client sleeps before retry number `n`.
+//!
+//! **Attempt numbering, used by every formula here:** `n` is the number of attempts that have failed so far, so
+//! the first retry has `n = 1`, the second `n = 2`, and so on. This is the convention of the AWS 2015 study's
+//! simulator (its `attempt` counter is incremented before the first sleep), so `exponential` sleeps `base·m`
+//! before the first retry. Strategies that follow another numbering (Polly's retry index `i = n − 1`) say so.
+//!
+//! Each strategy is one file holding a unit struct that implements [`BackoffFormula`], plus one line in the
+//! `register_strategies!` list below; the [`Strategy`] enum it generates dispatches with a `match`, not a
+//! virtual call.
+
+use rand::Rng;
+
+use crate::engine::SimDuration;
+
+/// Parameters shared by every formula: `b` (base), `c` (cap), `m` (multiplier).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BackoffParams {
+    pub base: SimDuration,
+    pub cap: SimDuration,
+    pub multiplier: f64,
+}
+
+impl BackoffParams {
+    /// The AWS 2015 study's values: base 5 ms, cap 2 s, multiplier 2.
+    pub const AWS_2015: BackoffParams = BackoffParams {
+        base: SimDuration::from_millis(5),
+        cap: SimDuration::from_secs(2),
+        multiplier: 2.0,
+    };
+
+    pub(crate) fn base_nanos(&self) -> f64 {
+        self.base.as_nanos_f64()
+    }
+
+    pub(crate) fn cap_nanos(&self) -> f64 {
+        self.cap.as_nanos_f64()
+    }
+
+    /// `min(c, b·m^n)`, the capped exponential that several jittered formulas start from.
+    pub(crate) fn capped_exponential_nanos(&self, n: u32) -> f64 {
+        let exponent = n.min(i32::MAX as u32) as i32;
+        (self.base_nanos() * self.multiplier.powi(exponent)).min(self.cap_nanos())
+    }
+}
+
+/// What one operation's client carries from one retry to the next, for formulas that depend on their previous
+/// draw (decorrelated jitter keeps its previous sleep, Polly V2 its previous `f(t)`). Formulas reset it
+/// themselves when `n = 1`, so one value can serve many operations in a row.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BackoffMemory(pub f64);
+
+/// One backoff formula. Implementors are unit structs; all state lives in [`BackoffMemory`].
+pub trait BackoffFormula {
+    /// The kebab-case name used in scenario files and on the command line.
+    const NAME: &'static str;
+    /// The formula in terms of `n`, `b`, `c`, `m` and `U(x, y)` (uniform draw), for `retrylab strategies`.
+    const FORMULA: &'static str;
+    /// One sentence: what it is for, and where it comes from.
+    const ABOUT: &'static str;
+
+    /// The sleep before retry `n` (`n ≥ 1`, see the module docs).
+    fn delay<R: Rng + ?Sized>(
+        params: &BackoffParams,
+        n: u32,
+        memory: &mut BackoffMemory,
+        rng: &mut R,
+    ) -> SimDuration;
+}
+
+/// A uniform draw from `[low, high)` (or exactly `low` when `high ≤ low`).
+#[inline]
+pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, low: f64, high: f64) -> f64 {
+    use rand::RngExt;
+    low + (high - low).max(0.0) * rng.random::<f64>()
+}
+
+macro_rules! register_strategies {
+    ($($module:ident :: $formula:ident => $variant:ident),+ $(,)?) => {
+        $(mod $module; pub use $module::$formula;)+
+
+        /// Every registered backoff strategy, named as in scenario files.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Strategy { $($variant),+ }
+
+        impl Strategy {
+            /// All strategies, in the order `retrylab strategies` lists them.
+            pub const ALL: &'static [Strategy] = &[$(Strategy::$variant),+];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Strategy::$variant => <$formula as BackoffFormula>::NAME),+ }
+            }
+
+            pub fn formula(self) -> &'static str {
+                match self { $(Strategy::$variant => <$formula as BackoffFormula>::FORMULA),+ }
+            }
+
+            pub fn about(self) -> &'static str {
+                match self { $(Strategy::$variant => <$formula as BackoffFormula>::ABOUT),+ }
+            }
+
+            /// The sleep before retry `n` (`n ≥ 1`: the first retry is `n = 1`).
+            #[inline]
+            pub fn delay<R: Rng + ?Sized>(
+                self,
+                params: &BackoffParams,
+                n: u32,
+                memory: &mut BackoffMemory,
+                rng: &mut R,
+            ) -> SimDuration {
+                match self { $(Strategy::$variant => <$formula as BackoffFormula>::delay(params, n, memory, rng)),+ }
+            }
+        }
+    };
+}
+
+register_strategies! {
+    none::NoBackoff => None,
+    constant::Constant => Constant,
+    linear::Linear => Linear,
+    exponential::Exponential => Exponential,
+    full_jitter::FullJitter => FullJitter,
+    equal_jitter::EqualJitter => EqualJitter,
+    decorrelated_jitter::DecorrelatedJitter => DecorrelatedJitter,
+    decorrelated_range_clamp::DecorrelatedRangeClamp => DecorrelatedRangeClamp,
+    polly_v2::PollyV2 => PollyV2,
+}
+
+impl Strategy {
+    /// Looks a strategy up by its scenario-file name.
+    pub fn from_name(name: &str) -> Option<Strategy> {
+        Strategy::ALL
+            .iter()
+            .copied()
+            .find(|strategy| strategy.name() == name)
+    }
+
+    /// The valid names, comma-separated, for error messages.
+    pub fn valid_names() -> String {
+        Strategy::ALL
+            .iter()
+            .map(|s| s.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl std::fmt::Display for Strategy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,228 @@
+//! Strategy tests: bounds for every registered strategy, sample means against each formula (tolerance from the
+//! sample's own 99.9% confidence interval), and the attempt numbering.
+
+use super::*;
+use crate::engine::{SimRng, sim_rng};
+
+const PARAMS: BackoffParams = BackoffParams::AWS_2015;
+const MS: f64 = 1e6;
+
+fn draws(strategy: Strategy, n: u32, samples: usize, seed: u64) -> Vec<f64> {
+    let mut rng: SimRng = sim_rng(seed);
+    (0..samples)
+        .map(|_| {
+            let mut memory = BackoffMemory::default();
+            for earlier in 1..n {
+                strategy.delay(&PARAMS, earlier, &mut memory, &mut rng);
+            }
+            strategy
+                .delay(&PARAMS, n, &mut memory, &mut rng)
+                .as_nanos_f64()
+        })
+        .collect()
+}
+
+/// Asserts that the sample mean is within the 99.9% confidence interval (z = 3.29) of `expected`.
+fn assert_mean_near(samples: &[f64], expected: f64, what: &str) {
+    let count = samples.len() as f64;
+    let mean = samples.iter().sum::<f64>() / count;
+    let variance = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (count - 1.0);
+    let half_width = 3.29 * (variance / count).sqrt();
+    assert!(
+        (mean - expected).abs() <= half_width,
+        "{what}: sample mean {mean} is not within ±{half_width} of {expected}"
+    );
+}
+
+#[test]
+fn names_round_trip_and_are_unique() {
+    for &strategy in Strategy::ALL {
+        assert_eq!(Strategy::from_name(strategy.name()), Some(strategy));
+        assert!(!strategy.formula().is_empty() && !strategy.about().is_empty());
+    }
+    let mut names: Vec<_> = Strategy::ALL.iter().map(|s| s.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), Strategy::ALL.len());
+    assert_eq!(Strategy::from_name("ful-jitter"), None);
+}
+
+#[test]
+fn every_strategy_stays_within_zero_and_the_cap() {
+    let mut rng = sim_rng(7);
+    for &strategy in Strategy::ALL {
+        let mut memory = BackoffMemory::default();
+        for n in 1..200 {
+            let sleep = strategy.delay(&PARAMS, n, &mut memory, &mut rng);
+            assert!(
+                sleep <= PARAMS.cap,
+                "{strategy} slept {sleep} > cap at n = {n}"
+            );
+        }
+    }
+}
+
+#[test]
+fn deterministic_strategies_follow_their_formulas_with_first_retry_n_1() {
+    let mut rng = sim_rng(1);
+    let mut memory = BackoffMemory::default();
+    let mut sleep_ms = |strategy: Strategy, n| {
+        strategy
+            .delay(&PARAMS, n, &mut memory, &mut rng)
+            .as_millis_f64()
+    };
+    assert_eq!(sleep_ms(Strategy::None, 1), 0.0);
+    assert_eq!(sleep_ms(Strategy::Constant, 9), 5.0);
+    assert_eq!(sleep_ms(Strategy::Linear, 1), 5.0);
+    assert_eq!(sleep_ms(Strategy::Linear, 3), 15.0);
+    // AWS 2015 numbering: the first retry already doubles the base.
+    assert_eq!(sleep_ms(Strategy::Exponential, 1), 10.0);
+    assert_eq!(sleep_ms(Strategy::Exponential, 2), 20.0);
+    assert_eq!(sleep_ms(Strategy::Exponential, 8), 1280.0);
+    assert_eq!(
+        sleep_ms(Strategy::Exponential, 9),
+        2000.0,
+        "5 ms · 2^9 = 2560 ms is capped at 2 s"
+    );
+    assert_eq!(sleep_ms(Strategy::Linear, 1000), 2000.0);
+}
+
+#[test]
+fn multiplier_sets_the_growth_rate() {
+    let params = BackoffParams {
+        multiplier: 3.0,
+        ..PARAMS
+    };
+    let mut rng = sim_rng(1);
+    let sleep = Strategy::Exponential.delay(&params, 2, &mut BackoffMemory::default(), &mut rng);
+    assert_eq!(sleep.as_millis_f64(), 45.0);
+}
+
+#[test]
+fn full_jitter_is_uniform_over_the_window() {
+    for n in [1, 4, 12] {
+        let window = PARAMS.capped_exponential_nanos(n);
+        let samples = draws(Strategy::FullJitter, n, 40_000, u64::from(n));
+        assert!(samples.iter().all(|&x| (0.0..=window).contains(&x)));
+        assert_mean_near(&samples, window / 2.0, &format!("full jitter n={n}"));
+    }
+}
+
+#[test]
+fn equal_jitter_keeps_half_the_window() {
+    for n in [1, 5, 12] {
+        let window = PARAMS.capped_exponential_nanos(n);
+        let samples = draws(Strategy::EqualJitter, n, 40_000, 100 + u64::from(n));
+        assert!(
+            samples
+                .iter()
+                .all(|&x| x >= window / 2.0 - 1.0 && x <= window)
+        );
+        assert_mean_near(&samples, 0.75 * window, &format!("equal jitter n={n}"));
+    }
+}
+
+#[test]
+fn decorrelated_jitter_first_sleep_is_uniform_between_base_and_three_bases() {
+    let samples = draws(Strategy::DecorrelatedJitter, 1, 40_000, 3);
+    assert!(
+        samples
+            .iter()
+            .all(|&x| x >= 5.0 * MS - 1.0 && x <= 15.0 * MS)
+    );
+    assert_mean_near(&samples, 10.0 * MS, "decorrelated s_1");
+    // E[s_2] = E[(b + 3·s_1)/2] = (5 + 30)/2 ms before the cap matters.
+    let second = draws(Strategy::DecorrelatedJitter, 2, 40_000, 4);
+    assert_mean_near(&second, 17.5 * MS, "decorrelated s_2");
+}
+
+#[test]
+fn decorrelated_variants_differ_only_once_the_cap_binds() {
+    // Same seed, same draws: the two forms agree while 3·s_{n−1} ≤ c, then part ways.
+    let cap = PARAMS.cap_nanos();
+    let (mut published_rng, mut clamped_rng) = (sim_rng(5), sim_rng(5));
+    let (mut published_memory, mut clamped_memory) =
+        (BackoffMemory::default(), BackoffMemory::default());
+    let (mut at_cap, mut diverged_at) = (0, None);
+    let mut previous = PARAMS.base_nanos();
+    for n in 1..=2_000 {
+        let published = Strategy::DecorrelatedJitter
+            .delay(&PARAMS, n, &mut published_memory, &mut published_rng)
+            .as_nanos_f64();
+        let clamped = Strategy::DecorrelatedRangeClamp
+            .delay(&PARAMS, n, &mut clamped_memory, &mut clamped_rng)
+            .as_nanos_f64();
+        if diverged_at.is_none() {
+            if 3.0 * previous <= cap {
+                assert_eq!(published, clamped, "n={n}: the cap does not bind yet");
+            } else {
+                diverged_at = Some(n);
+            }
+            previous = published;
+        }
+        assert!(clamped < cap && clamped >= PARAMS.base_nanos() - 1.0);
+        at_cap += usize::from(published == cap);
+    }
+    assert!(
+        diverged_at.is_some(),
+        "the cap must come to bind within 2000 retries"
+    );
+    assert!(
+        at_cap > 200,
+        "the published form piles up exactly at the cap ({at_cap} of 2000)"
+    );
+}
+
+#[test]
+fn polly_v2_sleeps_telescope_to_the_curve() {
+    // The first k sleeps add up to f(t_{k−1})·b/1.4 with t_{k−1} in [k−1, k), and f increases.
+    let params = BackoffParams {
+        cap: SimDuration::from_secs(3600),
+        ..PARAMS
+    };
+    let mut rng = sim_rng(11);
+    for _ in 0..1_000 {
+        let mut memory = BackoffMemory::default();
+        let mut total = 0.0;
+        for n in 1..=6_u32 {
+            total += Strategy::PollyV2
+                .delay(&params, n, &mut memory, &mut rng)
+                .as_nanos_f64();
+            let scale = params.base_nanos() / 1.4;
+            let k = f64::from(n);
+            let low = polly_v2::polly_curve(k - 1.0) * scale;
+            let high = polly_v2::polly_curve(k) * scale;
+            assert!(
+                total >= low - 6.0 && total <= high + 6.0,
+                "n={n}: {total} not in [{low}, {high}]"
+            );
+        }
+    }
+}
+
+#[test]
+fn polly_v2_first_delay_mean_matches_the_integral_of_the_curve() {
+    // E[sleep_1] = (b/1.4)·∫₀¹ f(t) dt; the integral by Simpson's rule with 10^4 panels.
+    let panels = 10_000;
+    let h = 1.0 / f64::from(panels);
+    let integral = (0..=panels)
+        .map(|i| {
+            let weight = if i == 0 || i == panels {
+                1.0
+            } else if i % 2 == 1 {
+                4.0
+            } else {
+                2.0
+            };
+            weight * polly_v2::polly_curve(f64::from(i) * h)
+        })
+        .sum::<f64>()
+        * h
+        / 3.0;
+    let samples = draws(Strategy::PollyV2, 1, 40_000, 12);
+    assert_mean_near(
+        &samples,
+        integral * PARAMS.base_nanos() / 1.4,
+        "polly-v2 first delay",
+    );
+}

@@ -1,0 +1,8 @@
+//! Client-side policies: backoff strategies and retry limits. Pure values and functions, unit-testable without
+//! the engine: they take the failure count, the elapsed time and a random source, and return a decision.
+
+pub mod backoff;
+mod retry;
+
+pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy};
+pub use retry::{GiveUpReason, RetryDecision, RetryPolicy};

@@ -1,0 +1,113 @@
+//! The retry decision: whether to try again after a failure, and after how long.
+
+use rand::Rng;
+
+use super::backoff::{BackoffMemory, BackoffParams, Strategy};
+use crate::engine::SimDuration;
+
+/// A client's retry policy: a backoff strategy with its parameters, plus the limits that end the retrying.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryPolicy {
+    pub strategy: Strategy,
+    pub backoff: BackoffParams,
+    /// Total attempts allowed, the first try included (`None`: unlimited).
+    pub max_attempts: Option<u32>,
+    /// Give up rather than sleep past this much time since the operation began (`None`: no deadline).
+    pub deadline: Option<SimDuration>,
+}
+
+/// What a client does after a failed attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetryDecision {
+    /// Sleep this long, then try again.
+    RetryAfter(SimDuration),
+    /// Stop; the operation has failed.
+    GiveUp(GiveUpReason),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GiveUpReason {
+    /// `max_attempts` attempts have been made.
+    AttemptsExhausted,
+    /// The sleep would end after the deadline.
+    DeadlineExceeded,
+}
+
+impl RetryPolicy {
+    /// Decides after `failed_attempts` attempts have failed (`≥ 1`; it is the `n` of the backoff formulas),
+    /// `elapsed` after the operation began.
+    #[inline]
+    pub fn after_failure<R: Rng + ?Sized>(
+        &self,
+        failed_attempts: u32,
+        elapsed: SimDuration,
+        memory: &mut BackoffMemory,
+        rng: &mut R,
+    ) -> RetryDecision {
+        if self.max_attempts.is_some_and(|max| failed_attempts >= max) {
+            return RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
+        }
+        let sleep = self
+            .strategy
+            .delay(&self.backoff, failed_attempts, memory, rng);
+        match self.deadline {
+            Some(deadline) if elapsed + sleep >= deadline => {
+                RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded)
+            }
+            _ => RetryDecision::RetryAfter(sleep),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::sim_rng;
+
+    fn policy(max_attempts: Option<u32>, deadline: Option<SimDuration>) -> RetryPolicy {
+        RetryPolicy {
+            strategy: Strategy::Exponential,
+            backoff: BackoffParams::AWS_2015,
+            max_attempts,
+            deadline,
+        }
+    }
+
+    #[test]
+    fn max_attempts_counts_the_first_try() {
+        let mut rng = sim_rng(0);
+        let mut memory = BackoffMemory::default();
+        let three = policy(Some(3), None);
+        let decide = |n, memory: &mut BackoffMemory, rng: &mut _| {
+            three.after_failure(n, SimDuration::ZERO, memory, rng)
+        };
+        assert_eq!(
+            decide(1, &mut memory, &mut rng),
+            RetryDecision::RetryAfter(SimDuration::from_millis(10))
+        );
+        assert_eq!(
+            decide(2, &mut memory, &mut rng),
+            RetryDecision::RetryAfter(SimDuration::from_millis(20))
+        );
+        assert_eq!(
+            decide(3, &mut memory, &mut rng),
+            RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted)
+        );
+    }
+
+    #[test]
+    fn deadline_stops_a_sleep_that_would_overrun_it() {
+        let mut rng = sim_rng(0);
+        let mut memory = BackoffMemory::default();
+        let p = policy(None, Some(SimDuration::from_millis(100)));
+        let at = |ms| SimDuration::from_millis(ms);
+        assert_eq!(
+            p.after_failure(1, at(89), &mut memory, &mut rng),
+            RetryDecision::RetryAfter(at(10))
+        );
+        assert_eq!(
+            p.after_failure(1, at(90), &mut memory, &mut rng),
+            RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded)
+        );
+    }
+}
