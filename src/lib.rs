@@ -1,2 +1,4 @@
 pub mod engine;
+pub mod metrics;
+pub mod model;
 pub mod policy;

@@ -87,6 +87,9 @@ macro_rules! register_strategies {
             /// All strategies, in the order `retrylab strategies` lists them.
             pub const ALL: &'static [Strategy] = &[$(Strategy::$variant),+];
 
+            /// Their scenario-file names, in the same order.
+            pub const NAMES: &'static [&'static str] = &[$(<$formula as BackoffFormula>::NAME),+];
+
             pub fn name(self) -> &'static str {
                 match self { $(Strategy::$variant => <$formula as BackoffFormula>::NAME),+ }
             }

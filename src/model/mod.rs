@@ -1,0 +1,120 @@
+//! The systems under test, one file each. A model declares its parameters, metrics and timeline series, turns a
+//! sweep [`Point`] into a typed configuration, and runs one replicate on the engine.
+//!
+//! A new model is one new file implementing [`SimModel`] plus one line in `register_models!` below.
+
+pub mod client;
+pub mod params;
+
+use crate::engine::SimDuration;
+pub use params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
+
+/// One output metric: a column `name` in runs.csv, and `name_mean`/`name_sd`/`name_ci95` in summary.csv.
+#[derive(Debug)]
+pub struct MetricSpec {
+    pub name: &'static str,
+    pub help: &'static str,
+}
+
+/// What one replicate measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunOutput {
+    /// One value per entry of the model's `METRICS`, in that order.
+    pub metrics: Vec<f64>,
+    /// Bucket-major: for each timeline bucket, one value per entry of the model's `TIMELINE`.
+    pub timeline: Vec<f64>,
+    /// Events the engine delivered.
+    pub events: u64,
+}
+
+/// A simulated system.
+pub trait SimModel {
+    /// The value of `kind` in the scenario's `[model]` table.
+    const KIND: &'static str;
+    const ABOUT: &'static str;
+    /// Its own `[model]` parameters followed by any shared ones (such as the `[client]` policy).
+    const PARAMS: &'static [&'static [ParamSpec]];
+    const METRICS: &'static [MetricSpec];
+    /// The series recorded per timeline bucket.
+    const TIMELINE: &'static [&'static str];
+    /// The metrics charted against the sweep's x axis when the scenario does not choose.
+    const DEFAULT_CHART_METRICS: &'static [&'static str];
+
+    type Config: Send + Sync;
+
+    /// Checks a point's values together (for example `cap ≥ base`) and builds the typed configuration.
+    fn configure(point: &Point) -> Result<Self::Config, ParamError>;
+
+    /// Runs one replicate with its own `seed`, counting timeline series in buckets of `bucket` width.
+    fn simulate(config: &Self::Config, seed: u64, bucket: SimDuration) -> RunOutput;
+}
+
+macro_rules! register_models {
+    ($($module:ident :: $model:ident => $variant:ident),+ $(,)?) => {
+        $(pub mod $module;)+
+
+        /// Every registered model, by its scenario-file `kind`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum ModelKind { $($variant),+ }
+
+        /// A model's typed configuration for one sweep point.
+        pub enum ModelConfig { $($variant(<$module::$model as SimModel>::Config)),+ }
+
+        impl ModelKind {
+            pub const ALL: &'static [ModelKind] = &[$(ModelKind::$variant),+];
+            pub const NAMES: &'static [&'static str] = &[$(<$module::$model as SimModel>::KIND),+];
+
+            pub fn name(self) -> &'static str {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::KIND),+ }
+            }
+            pub fn about(self) -> &'static str {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::ABOUT),+ }
+            }
+            pub fn param_groups(self) -> &'static [&'static [ParamSpec]] {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::PARAMS),+ }
+            }
+            pub fn metrics(self) -> &'static [MetricSpec] {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::METRICS),+ }
+            }
+            pub fn timeline_series(self) -> &'static [&'static str] {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::TIMELINE),+ }
+            }
+            pub fn default_chart_metrics(self) -> &'static [&'static str] {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::DEFAULT_CHART_METRICS),+ }
+            }
+            pub fn configure(self, point: &Point) -> Result<ModelConfig, ParamError> {
+                match self {
+                    $(ModelKind::$variant => <$module::$model as SimModel>::configure(point).map(ModelConfig::$variant)),+
+                }
+            }
+        }
+
+        impl ModelConfig {
+            pub fn simulate(&self, seed: u64, bucket: SimDuration) -> RunOutput {
+                match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::simulate(config, seed, bucket)),+ }
+            }
+        }
+    };
+}
+
+register_models! {
+    occ::Occ => Occ,
+}
+
+impl ModelKind {
+    pub fn from_name(name: &str) -> Option<ModelKind> {
+        ModelKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.name() == name)
+    }
+
+    /// Every parameter of the model, shared groups included, in output order.
+    pub fn params(self) -> impl Iterator<Item = &'static ParamSpec> {
+        self.param_groups().iter().flat_map(|group| group.iter())
+    }
+
+    pub fn metric_index(self, name: &str) -> Option<usize> {
+        self.metrics().iter().position(|metric| metric.name == name)
+    }
+}

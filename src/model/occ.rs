@@ -1,0 +1,318 @@
+//! The optimistic-concurrency (OCC) row of the AWS 2015 study (Brooker, "Exponential Backoff And Jitter").
+//!
+//! One row with a version number. Each client reads the version, then writes with it; the write succeeds iff the
+//! version is unchanged, which bumps it. Every network hop (request or reply) takes |Normal(mean, sd)|. After a
+//! failed write the client counts the failure (so the first retry has n = 1), sleeps `backoff(n)` and re-reads;
+//! the sleep is added to that read's network delay. All clients start at t = 0 and stop after their first
+//! successful write (or when their policy gives up). "calls" counts server WRITE calls only, as the study does;
+//! completion is the time of the last event.
+
+use rand_distr::{Distribution, Normal};
+
+use super::client::{CLIENT_PARAMS, retry_policy};
+use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
+use crate::engine::{Model, RunLimit, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
+use crate::metrics::BucketCounter;
+use crate::policy::{BackoffMemory, RetryDecision, RetryPolicy};
+
+/// The OCC model (scenario `kind = "occ"`).
+pub struct Occ;
+
+const OCC_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        section: Section::Model,
+        key: "clients",
+        kind: ParamKind::Count { min: 1, max: 10_000_000 },
+        default: ParamDefault::Required,
+        help: "clients contending for the row, all starting at t = 0",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "network_mean",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(10))),
+        help: "mean of one network hop, |Normal(mean, sd)|",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "network_sd",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(2))),
+        help: "standard deviation of one network hop",
+    },
+];
+
+/// Metric positions in [`RunOutput::metrics`].
+mod metric {
+    pub const CALLS: usize = 0;
+    pub const READS: usize = 1;
+    pub const ATTEMPTS: usize = 2;
+    pub const RETRIES: usize = 3;
+    pub const GAVE_UP: usize = 4;
+    pub const SUCCESS_RATE: usize = 5;
+    pub const COMPLETION_MS: usize = 6;
+    pub const PEAK_CALLS_PER_BUCKET: usize = 7;
+    pub const PEAK_TO_MEAN: usize = 8;
+    pub const EVENTS: usize = 9;
+    pub const COUNT: usize = 10;
+}
+
+/// Typed parameters of one point.
+#[derive(Clone, Debug)]
+pub struct OccConfig {
+    pub clients: u32,
+    pub network: Normal<f64>,
+    pub retry: RetryPolicy,
+}
+
+impl SimModel for Occ {
+    const KIND: &'static str = "occ";
+    const ABOUT: &'static str = "one OCC row under contention, as in the AWS 2015 backoff-and-jitter study";
+    const PARAMS: &'static [&'static [ParamSpec]] = &[OCC_PARAMS, CLIENT_PARAMS];
+    const METRICS: &'static [MetricSpec] = &[
+        MetricSpec { name: "calls", help: "server WRITE calls (the study's measure of work)" },
+        MetricSpec { name: "reads", help: "server READ calls" },
+        MetricSpec {
+            name: "attempts",
+            help: "read-then-write attempts by all clients; each ends in one WRITE, so attempts = calls here",
+        },
+        MetricSpec { name: "retries", help: "attempts after the first, over all clients" },
+        MetricSpec { name: "gave_up", help: "clients whose policy gave up before a successful write" },
+        MetricSpec { name: "success_rate", help: "fraction of clients that wrote successfully" },
+        MetricSpec { name: "completion_ms", help: "time of the last event (the study's completion time)" },
+        MetricSpec { name: "peak_calls_per_bucket", help: "most WRITE calls in one timeline bucket" },
+        MetricSpec { name: "peak_to_mean", help: "peak calls per bucket over the mean of the non-empty buckets" },
+        MetricSpec { name: "events", help: "engine events (message deliveries) in the run" },
+    ];
+    const TIMELINE: &'static [&'static str] = &["calls"];
+    const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "completion_ms"];
+
+    type Config = OccConfig;
+
+    fn configure(point: &Point) -> Result<OccConfig, ParamError> {
+        let mean = point.duration("network_mean").unwrap_or(SimDuration::from_millis(10));
+        let sd = point.duration("network_sd").unwrap_or(SimDuration::from_millis(2));
+        let network = Normal::new(mean.as_nanos_f64(), sd.as_nanos_f64())
+            .map_err(|err| ParamError { key: "network_sd", message: err.to_string() })?;
+        let clients = point.count("clients").unwrap_or(1);
+        let clients = u32::try_from(clients)
+            .map_err(|_| ParamError { key: "clients", message: format!("{clients} is out of range") })?;
+        Ok(OccConfig { clients, network, retry: retry_policy(point)? })
+    }
+
+    fn simulate(config: &OccConfig, seed: u64, bucket: SimDuration) -> RunOutput {
+        let mut scheduler = Scheduler::with_capacity(config.clients as usize);
+        let mut model = OccRun::new(config, sim_rng(seed), bucket);
+        for client in 0..config.clients {
+            let hop = model.hop();
+            scheduler.schedule_in(hop, OccEvent::ReadArrives(client));
+        }
+        let stats = run(&mut model, &mut scheduler, RunLimit::default());
+        model.finish(stats.events, stats.end_time.as_millis_f64())
+    }
+}
+
+/// A message in flight; the payload is the client's index.
+#[derive(Clone, Copy, Debug)]
+pub enum OccEvent {
+    /// A client's READ reaches the server.
+    ReadArrives(u32),
+    /// The READ's reply reaches the client, which sends its WRITE.
+    ReadReply(u32),
+    /// A client's WRITE reaches the server.
+    WriteArrives(u32),
+    /// The WRITE's reply reaches the client: success or conflict.
+    WriteReply { client: u32, succeeded: bool },
+}
+
+#[derive(Clone, Copy, Default)]
+struct ClientState {
+    version_read: u64,
+    failed_attempts: u32,
+    memory: BackoffMemory,
+}
+
+/// The state of one replicate.
+struct OccRun<'a> {
+    config: &'a OccConfig,
+    rng: SimRng,
+    version: u64,
+    clients: Vec<ClientState>,
+    writes_per_bucket: BucketCounter,
+    reads: u64,
+    writes: u64,
+    succeeded: u32,
+    gave_up: u32,
+}
+
+impl<'a> OccRun<'a> {
+    fn new(config: &'a OccConfig, rng: SimRng, bucket: SimDuration) -> Self {
+        OccRun {
+            config,
+            rng,
+            version: 0,
+            clients: vec![ClientState::default(); config.clients as usize],
+            writes_per_bucket: BucketCounter::new(bucket),
+            reads: 0,
+            writes: 0,
+            succeeded: 0,
+            gave_up: 0,
+        }
+    }
+
+    /// One network hop: |Normal(mean, sd)|.
+    #[inline]
+    fn hop(&mut self) -> SimDuration {
+        SimDuration::from_nanos_f64(self.config.network.sample(&mut self.rng).abs())
+    }
+
+    fn finish(self, events: u64, completion_ms: f64) -> RunOutput {
+        let clients = f64::from(self.config.clients);
+        let mut metrics = vec![0.0; metric::COUNT];
+        metrics[metric::CALLS] = self.writes as f64;
+        metrics[metric::READS] = self.reads as f64;
+        metrics[metric::ATTEMPTS] = self.writes as f64;
+        metrics[metric::RETRIES] = self.writes as f64 - clients;
+        metrics[metric::GAVE_UP] = f64::from(self.gave_up);
+        metrics[metric::SUCCESS_RATE] = f64::from(self.succeeded) / clients;
+        metrics[metric::COMPLETION_MS] = completion_ms;
+        metrics[metric::PEAK_CALLS_PER_BUCKET] = f64::from(self.writes_per_bucket.peak());
+        metrics[metric::PEAK_TO_MEAN] = self.writes_per_bucket.peak_to_mean();
+        metrics[metric::EVENTS] = events as f64;
+        let timeline = self.writes_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
+        RunOutput { metrics, timeline, events }
+    }
+}
+
+impl Model for OccRun<'_> {
+    type Event = OccEvent;
+
+    #[inline]
+    fn handle(&mut self, event: OccEvent, scheduler: &mut Scheduler<OccEvent>) {
+        match event {
+            OccEvent::ReadArrives(client) => {
+                self.reads += 1;
+                self.clients[client as usize].version_read = self.version;
+                let hop = self.hop();
+                scheduler.schedule_in(hop, OccEvent::ReadReply(client));
+            }
+            OccEvent::ReadReply(client) => {
+                let hop = self.hop();
+                scheduler.schedule_in(hop, OccEvent::WriteArrives(client));
+            }
+            OccEvent::WriteArrives(client) => {
+                self.writes += 1;
+                self.writes_per_bucket.record(scheduler.now());
+                let succeeded = self.clients[client as usize].version_read == self.version;
+                if succeeded {
+                    self.version += 1;
+                }
+                let hop = self.hop();
+                scheduler.schedule_in(hop, OccEvent::WriteReply { client, succeeded });
+            }
+            OccEvent::WriteReply { succeeded: true, .. } => self.succeeded += 1,
+            OccEvent::WriteReply { client, succeeded: false } => {
+                let elapsed = scheduler.now().saturating_since(SimTime::ZERO);
+                let state = &mut self.clients[client as usize];
+                state.failed_attempts += 1;
+                let decision =
+                    self.config.retry.after_failure(state.failed_attempts, elapsed, &mut state.memory, &mut self.rng);
+                match decision {
+                    RetryDecision::RetryAfter(sleep) => {
+                        let hop = self.hop();
+                        scheduler.schedule_in(hop + sleep, OccEvent::ReadArrives(client));
+                    }
+                    RetryDecision::GiveUp(_) => self.gave_up += 1,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelKind;
+    use crate::policy::{BackoffParams, Strategy};
+
+    fn config(clients: u32, strategy: Strategy) -> OccConfig {
+        OccConfig {
+            clients,
+            network: Normal::new(10e6, 2e6).unwrap(),
+            retry: RetryPolicy { strategy, backoff: BackoffParams::AWS_2015, max_attempts: None, deadline: None },
+        }
+    }
+
+    const BUCKET: SimDuration = SimDuration::from_millis(10);
+
+    #[test]
+    fn every_client_succeeds_exactly_once_and_writes_at_least_once() {
+        for &strategy in Strategy::ALL {
+            for seed in 0..5 {
+                let out = Occ::simulate(&config(25, strategy), seed, BUCKET);
+                let m = &out.metrics;
+                assert_eq!(m[metric::SUCCESS_RATE], 1.0, "{strategy}");
+                assert_eq!(m[metric::GAVE_UP], 0.0);
+                assert!(m[metric::CALLS] >= 25.0, "{strategy}: writes ≥ clients");
+                // Every attempt is one READ and one WRITE.
+                assert_eq!(m[metric::READS], m[metric::CALLS]);
+                // Four hops (events) per attempt.
+                assert_eq!(out.events as f64, 4.0 * m[metric::CALLS]);
+                let timeline_total: f64 = out.timeline.iter().sum();
+                assert_eq!(timeline_total, m[metric::CALLS]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_client_needs_exactly_one_attempt() {
+        let out = Occ::simulate(&config(1, Strategy::Exponential), 3, BUCKET);
+        assert_eq!(out.metrics[metric::CALLS], 1.0);
+        assert_eq!(out.metrics[metric::RETRIES], 0.0);
+        // Four hops of about 10 ms each.
+        let completion = out.metrics[metric::COMPLETION_MS];
+        assert!((20.0..60.0).contains(&completion), "{completion}");
+    }
+
+    #[test]
+    fn without_backoff_one_client_wins_per_round_so_work_grows_quadratically() {
+        // With no sleep, all remaining clients collide every round and exactly one wins per round, so the
+        // total writes are close to N(N+1)/2 (hop jitter lets a few late clients skip a round).
+        let clients = 40;
+        let out = Occ::simulate(&config(clients, Strategy::None), 9, BUCKET);
+        let calls = out.metrics[metric::CALLS];
+        let n = f64::from(clients);
+        assert!(calls > 0.5 * n * (n + 1.0) / 2.0 && calls <= n * (n + 1.0) / 2.0 * 1.5, "calls = {calls}");
+    }
+
+    #[test]
+    fn max_attempts_makes_clients_give_up() {
+        let mut limited = config(50, Strategy::None);
+        limited.retry.max_attempts = Some(2);
+        let out = Occ::simulate(&limited, 1, BUCKET);
+        let m = &out.metrics;
+        assert!(m[metric::GAVE_UP] > 0.0);
+        assert!(m[metric::CALLS] <= 100.0, "at most two attempts per client");
+        let succeeded = m[metric::SUCCESS_RATE] * 50.0;
+        assert_eq!(succeeded + m[metric::GAVE_UP], 50.0);
+    }
+
+    #[test]
+    fn same_seed_same_run() {
+        let a = Occ::simulate(&config(30, Strategy::FullJitter), 42, BUCKET);
+        let b = Occ::simulate(&config(30, Strategy::FullJitter), 42, BUCKET);
+        let c = Occ::simulate(&config(30, Strategy::FullJitter), 43, BUCKET);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn metric_positions_match_the_declared_names() {
+        let kind = ModelKind::Occ;
+        assert_eq!(kind.metrics().len(), metric::COUNT);
+        assert_eq!(kind.metric_index("calls"), Some(metric::CALLS));
+        assert_eq!(kind.metric_index("completion_ms"), Some(metric::COMPLETION_MS));
+        assert_eq!(kind.metric_index("peak_calls_per_bucket"), Some(metric::PEAK_CALLS_PER_BUCKET));
+        assert_eq!(kind.metric_index("events"), Some(metric::EVENTS));
+    }
+}

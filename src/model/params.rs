@@ -1,0 +1,179 @@
+//! Typed model parameters: what a model accepts (its [`ParamSpec`]s) and one concrete choice of them (a
+//! [`Point`]). The scenario layer fills points from TOML and locates errors; models only read typed values.
+
+use std::fmt;
+
+use crate::engine::SimDuration;
+
+/// The scenario-file table a parameter lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// `[model]`: the system under test.
+    Model,
+    /// `[client]`: the clients' retry policy.
+    Client,
+}
+
+impl Section {
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Model => "model",
+            Section::Client => "client",
+        }
+    }
+}
+
+/// What values a parameter accepts.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamKind {
+    /// A whole number in `min..=max`.
+    Count { min: i64, max: i64 },
+    /// A finite number in `min..=max`.
+    Real { min: f64, max: f64 },
+    /// A non-negative duration written with its unit: "5ms", "2s", "51.2us".
+    Duration,
+    /// One name out of a fixed list.
+    Choice(&'static [&'static str]),
+}
+
+impl ParamKind {
+    /// How the kind is described in error messages.
+    pub fn describe(self) -> String {
+        match self {
+            ParamKind::Count { min, max } if max == i64::MAX => format!("a whole number ≥ {min}"),
+            ParamKind::Count { min, max } => format!("a whole number from {min} to {max}"),
+            ParamKind::Real { min, max } if max == f64::INFINITY => format!("a number ≥ {min}"),
+            ParamKind::Real { min, max } => format!("a number from {min} to {max}"),
+            ParamKind::Duration => {
+                "a duration with its unit, like \"5ms\" (units: ns, us, ms, s, min, h)".into()
+            }
+            ParamKind::Choice(names) => format!("one of: {}", names.join(", ")),
+        }
+    }
+}
+
+/// A parameter's value when the scenario does not give one.
+#[derive(Clone, Copy, Debug)]
+pub enum ParamDefault {
+    /// The scenario must set it.
+    Required,
+    /// Unset means "no limit" (or whatever the parameter's doc says).
+    Unset,
+    Value(Value),
+}
+
+/// One parameter a model accepts.
+#[derive(Debug)]
+pub struct ParamSpec {
+    pub section: Section,
+    /// The key in its section, and the column name in the CSV outputs.
+    pub key: &'static str,
+    pub kind: ParamKind,
+    pub default: ParamDefault,
+    pub help: &'static str,
+}
+
+/// A parameter value, already checked against its [`ParamKind`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    Count(i64),
+    Real(f64),
+    Duration(SimDuration),
+    Choice(&'static str),
+}
+
+impl Value {
+    /// A number for chart axes: counts and reals as they are, durations in milliseconds; `None` for names.
+    pub fn as_axis_number(self) -> Option<f64> {
+        match self {
+            Value::Count(n) => Some(n as f64),
+            Value::Real(x) => Some(x),
+            Value::Duration(d) => Some(d.as_millis_f64()),
+            Value::Choice(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    /// The canonical text used in CSV columns and in seed hashing: `100`, `2.5`, `5ms`, `full-jitter`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Count(n) => write!(f, "{n}"),
+            Value::Real(x) => write!(f, "{x}"),
+            Value::Duration(d) => write!(f, "{d}"),
+            Value::Choice(name) => f.write_str(name),
+        }
+    }
+}
+
+/// A model's complaint about one parameter of a point (for example `cap` below `base`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamError {
+    pub key: &'static str,
+    pub message: String,
+}
+
+/// One full assignment of a model's parameters: a sweep point.
+#[derive(Clone, Debug)]
+pub struct Point {
+    entries: Vec<(&'static ParamSpec, Option<Value>)>,
+}
+
+impl Point {
+    pub fn new(entries: Vec<(&'static ParamSpec, Option<Value>)>) -> Self {
+        Point { entries }
+    }
+
+    pub fn entries(&self) -> &[(&'static ParamSpec, Option<Value>)] {
+        &self.entries
+    }
+
+    /// The value of `key`, `None` when unset. Asking for a key the model did not declare is a bug in the model.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.entries
+            .iter()
+            .find(|(spec, _)| spec.key == key)
+            .unwrap_or_else(|| panic!("model asked for undeclared parameter `{key}`"))
+            .1
+    }
+
+    pub fn count(&self, key: &str) -> Option<i64> {
+        match self.get(key) {
+            Some(Value::Count(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    pub fn real(&self, key: &str) -> Option<f64> {
+        match self.get(key) {
+            Some(Value::Real(x)) => Some(x),
+            Some(Value::Count(n)) => Some(n as f64),
+            _ => None,
+        }
+    }
+
+    pub fn duration(&self, key: &str) -> Option<SimDuration> {
+        match self.get(key) {
+            Some(Value::Duration(d)) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn choice(&self, key: &str) -> Option<&'static str> {
+        match self.get(key) {
+            Some(Value::Choice(name)) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// `section.key=value;…` over every set parameter, in declaration order: the text hashed into seeds.
+    pub fn canonical_text(&self) -> String {
+        let mut text = String::new();
+        for (spec, value) in &self.entries {
+            if let Some(value) = value {
+                text.push_str(&format!("{}.{}={};", spec.section.name(), spec.key, value));
+            }
+        }
+        text
+    }
+}
