@@ -1,0 +1,48 @@
+//! The library's error type. [`Error::is_bad_input`] separates the user's mistakes (exit code 2) from failures
+//! of the run itself (exit code 1).
+
+use std::path::PathBuf;
+
+use crate::scenario::InputError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A scenario or command-line value that cannot be used; the message locates it.
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("cannot read scenario {}: {source}", path.display())]
+    ReadScenario {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write to output folder {}: {source}", path.display())]
+    OutputFolder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Bad usage that clap cannot see (for example two scenarios with the same output folder).
+    #[error("{0}")]
+    Usage(String),
+    #[error("failed to write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("failed to draw {}: {message}", path.display())]
+    Chart { path: PathBuf, message: String },
+}
+
+impl Error {
+    /// True for errors the user can fix by changing the input (exit code 2).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            Error::Input(_)
+                | Error::ReadScenario { .. }
+                | Error::OutputFolder { .. }
+                | Error::Usage(_)
+        )
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

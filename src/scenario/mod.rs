@@ -1,0 +1,157 @@
+//! Scenario files: the TOML schema, its validation with located errors, `--set` overrides, and the expansion of
+//! a sweep into points.
+//!
+//! ```toml
+//! schema_version = 1
+//! name = "aws-jitter-2015"
+//! seed = 2015
+//! replicates = 100
+//! timeline_bucket = "10ms"
+//!
+//! [model]
+//! kind = "occ"
+//! clients = 100
+//!
+//! [client]
+//! strategy = "full-jitter"
+//! base = "5ms"
+//! cap = "2s"
+//!
+//! [sweep]                       # the cartesian product of these lists / ranges
+//! clients = { from = 10, to = 190, step = 10 }
+//! strategy = ["none", "exponential", "full-jitter"]
+//! ```
+
+mod duration;
+mod error;
+mod overrides;
+mod parse;
+mod plan;
+mod value;
+
+use std::path::{Path, PathBuf};
+
+pub use duration::parse_duration;
+pub use error::{InputError, LineCol, Origin};
+pub use plan::{PlannedPoint, plan};
+
+use crate::engine::SimDuration;
+use crate::model::{ModelKind, ParamSpec, Value};
+
+/// The only schema version this build reads.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// A parsed, validated scenario.
+#[derive(Debug)]
+pub struct Scenario {
+    /// The path as the user gave it.
+    pub path: PathBuf,
+    /// The file's text, kept for the manifest's checksum.
+    pub source: String,
+    pub name: String,
+    pub description: String,
+    pub model: ModelKind,
+    pub seed: u64,
+    pub replicates: u32,
+    pub timeline_bucket: SimDuration,
+    /// One entry per model parameter, in the model's declaration order.
+    pub settings: Vec<Setting>,
+    /// Swept parameters, outermost first.
+    pub sweep: Vec<SweepAxis>,
+    pub charts: ChartOptions,
+}
+
+/// A parameter's value outside the sweep, and where it was set.
+#[derive(Debug, Clone)]
+pub struct Setting {
+    pub spec: &'static ParamSpec,
+    pub value: Option<Value>,
+    pub origin: Origin,
+}
+
+/// One swept parameter and its values in order.
+#[derive(Debug, Clone)]
+pub struct SweepAxis {
+    pub spec: &'static ParamSpec,
+    pub values: Vec<Value>,
+    pub origin: Origin,
+}
+
+/// What the `[charts]` table asks for; anything unset is chosen when the charts are drawn.
+#[derive(Debug, Clone, Default)]
+pub struct ChartOptions {
+    /// The swept parameter on the x axis of the metric charts.
+    pub x: Option<&'static str>,
+    /// The swept parameter that makes one line per value.
+    pub series: Option<&'static str>,
+    /// Metrics to chart against x.
+    pub metrics: Vec<&'static str>,
+    /// The values of the other swept parameters at which the timeline chart is drawn.
+    pub timeline_at: Vec<(&'static str, Value)>,
+    /// Crop the timeline chart at this time.
+    pub timeline_until: Option<SimDuration>,
+}
+
+/// Default replicates and seed when the file does not say.
+pub const DEFAULT_REPLICATES: u32 = 1;
+pub const DEFAULT_SEED: u64 = 1;
+pub const DEFAULT_TIMELINE_BUCKET: SimDuration = SimDuration::from_millis(10);
+
+impl Scenario {
+    /// Reads, parses and validates `path`, then applies `--set KEY=VALUE` overrides in order.
+    pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, crate::Error> {
+        let source =
+            std::fs::read_to_string(path).map_err(|source| crate::Error::ReadScenario {
+                path: path.to_owned(),
+                source,
+            })?;
+        let mut scenario = Scenario::from_source(path, source)?;
+        for argument in overrides {
+            overrides::apply(&mut scenario, argument)?;
+        }
+        Ok(scenario)
+    }
+
+    /// Parses and validates scenario text; `path` is used in messages and for the default name.
+    pub fn from_source(path: &Path, source: String) -> Result<Scenario, InputError> {
+        parse::parse(path, source)
+    }
+
+    /// The file name as shown in messages.
+    pub fn display_path(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// The file stem: the default output folder name.
+    pub fn stem(&self) -> String {
+        self.path.file_stem().map_or_else(
+            || self.name.clone(),
+            |stem| stem.to_string_lossy().into_owned(),
+        )
+    }
+
+    pub fn axis(&self, key: &str) -> Option<&SweepAxis> {
+        self.sweep.iter().find(|axis| axis.spec.key == key)
+    }
+
+    /// The number of sweep points (the product of the axes' lengths).
+    pub fn point_count(&self) -> usize {
+        self.sweep.iter().map(|axis| axis.values.len()).product()
+    }
+
+    pub(crate) fn dotted_key(spec: &ParamSpec) -> String {
+        format!("{}.{}", spec.section.name(), spec.key)
+    }
+
+    pub(crate) fn error(
+        &self,
+        origin: Origin,
+        key: Option<String>,
+        message: impl Into<String>,
+    ) -> InputError {
+        InputError::new(&self.display_path(), origin, key, message)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,103 @@
+//! Expands a scenario's sweep into points (the cartesian product of its axes, first axis outermost) and checks
+//! each point with its model before anything runs.
+
+use super::error::InputError;
+use super::{Origin, Scenario};
+use crate::engine::stable_hash;
+use crate::model::{ModelConfig, Point, Value};
+
+/// Refuse sweeps beyond this many points: they are typos, not studies.
+pub const MAX_POINTS: usize = 1_000_000;
+
+/// One sweep point, ready to run.
+pub struct PlannedPoint {
+    /// Position in the canonical order.
+    pub index: usize,
+    /// The swept values, aligned with `Scenario::sweep`.
+    pub swept: Vec<Value>,
+    /// Stable hash of every parameter's canonical text: one input of the replicate seeds.
+    pub hash: u64,
+    pub config: ModelConfig,
+}
+
+impl PlannedPoint {
+    /// A stable short id: the first 12 hex digits of the parameter hash.
+    pub fn id(&self) -> String {
+        format!("{:012x}", self.hash >> 16)
+    }
+}
+
+/// Every point of the sweep, in canonical order, each validated by its model.
+pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
+    let count = scenario.point_count();
+    if count > MAX_POINTS {
+        return Err(scenario.error(
+            Origin::Default,
+            Some("sweep".into()),
+            format!("{count} points is more than the limit of {MAX_POINTS}"),
+        ));
+    }
+    let mut points = Vec::with_capacity(count);
+    for index in 0..count {
+        // Mixed-radix decomposition of `index`, last axis fastest.
+        let mut rest = index;
+        let mut swept = vec![Value::Count(0); scenario.sweep.len()];
+        for (slot, axis) in swept.iter_mut().zip(&scenario.sweep).rev() {
+            *slot = axis.values[rest % axis.values.len()];
+            rest /= axis.values.len();
+        }
+        let entries = scenario
+            .settings
+            .iter()
+            .map(|setting| {
+                let swept_value = scenario
+                    .sweep
+                    .iter()
+                    .position(|axis| std::ptr::eq(axis.spec, setting.spec))
+                    .map(|i| swept[i]);
+                (setting.spec, swept_value.or(setting.value))
+            })
+            .collect();
+        let point = Point::new(entries);
+        let config = scenario
+            .model
+            .configure(&point)
+            .map_err(|problem| locate(scenario, &swept, problem))?;
+        points.push(PlannedPoint {
+            index,
+            swept,
+            hash: stable_hash(point.canonical_text().as_bytes()),
+            config,
+        });
+    }
+    Ok(points)
+}
+
+/// Points a model's complaint at the place the offending parameter was set.
+fn locate(scenario: &Scenario, swept: &[Value], problem: crate::model::ParamError) -> InputError {
+    let setting = scenario.settings.iter().find(|s| s.spec.key == problem.key);
+    let key = setting.map_or_else(|| problem.key.to_owned(), |s| Scenario::dotted_key(s.spec));
+    let axis = scenario
+        .sweep
+        .iter()
+        .find(|axis| axis.spec.key == problem.key);
+    let origin = match (axis, setting) {
+        (Some(axis), _) => axis.origin.clone(),
+        (None, Some(setting)) => setting.origin.clone(),
+        (None, None) => Origin::Default,
+    };
+    let mut message = problem.message;
+    if !scenario.sweep.is_empty() {
+        let at: Vec<String> = scenario
+            .sweep
+            .iter()
+            .zip(swept)
+            .map(|(axis, value)| format!("{}={value}", axis.spec.key))
+            .collect();
+        message = format!("{message} (at sweep point {})", at.join(", "));
+    }
+    if origin == Origin::Default {
+        message.push_str(" (the default; set it explicitly)");
+    }
+    scenario.error(origin, Some(key), message)
+}

@@ -1,0 +1,117 @@
+//! Converting one TOML value into a typed parameter [`Value`], with located errors.
+
+use std::ops::Range;
+
+use toml::de::DeValue;
+
+use super::duration::parse_duration;
+use super::error::{InputError, Locator};
+use crate::model::{ParamKind, ParamSpec, Value};
+
+/// The TOML type of a value, for "expected X, found Y" messages.
+pub fn type_name(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date-time",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+/// Reads a TOML integer (any radix) as `i64`.
+pub fn integer(value: &DeValue<'_>) -> Option<i64> {
+    match value {
+        DeValue::Integer(int) => {
+            i64::from_str_radix(&int.as_str().replace('_', ""), int.radix()).ok()
+        }
+        _ => None,
+    }
+}
+
+/// Reads a TOML integer or float as `f64`.
+pub fn number(value: &DeValue<'_>) -> Option<f64> {
+    match value {
+        DeValue::Float(float) => float.as_str().replace('_', "").parse().ok(),
+        DeValue::Integer(_) => integer(value).map(|n| n as f64),
+        _ => None,
+    }
+}
+
+/// Converts `raw` (at `span`) into a value of `spec`'s kind, or explains what would be valid.
+pub fn convert(
+    spec: &'static ParamSpec,
+    key: &str,
+    raw: &DeValue<'_>,
+    span: Range<usize>,
+    at: Locator<'_>,
+) -> Result<Value, InputError> {
+    let expected = spec.kind.describe();
+    let wrong_type = || {
+        at.error(
+            span.clone(),
+            key,
+            format!("expected {expected}, found {}", type_name(raw)),
+        )
+    };
+    match spec.kind {
+        ParamKind::Count { min, max } => {
+            let n = integer(raw).ok_or_else(wrong_type)?;
+            if n < min || n > max {
+                return Err(at.error(
+                    span,
+                    key,
+                    format!("{n} is out of range; expected {expected}"),
+                ));
+            }
+            Ok(Value::Count(n))
+        }
+        ParamKind::Real { min, max } => {
+            let x = number(raw).ok_or_else(wrong_type)?;
+            if !x.is_finite() || x < min || x > max {
+                return Err(at.error(
+                    span,
+                    key,
+                    format!("{x} is out of range; expected {expected}"),
+                ));
+            }
+            Ok(Value::Real(x))
+        }
+        ParamKind::Duration => match raw {
+            DeValue::String(text) => parse_duration(text)
+                .map(Value::Duration)
+                .map_err(|why| at.error(span, key, why)),
+            DeValue::Integer(_) | DeValue::Float(_) => Err(at.error(
+                span,
+                key,
+                format!(
+                    "a duration needs its unit: write it as a string, like \"{}ms\"",
+                    number(raw).unwrap_or(0.0)
+                ),
+            )),
+            _ => Err(wrong_type()),
+        },
+        ParamKind::Choice(names) => {
+            let DeValue::String(text) = raw else {
+                return Err(wrong_type());
+            };
+            names
+                .iter()
+                .find(|name| **name == text.as_ref())
+                .map(|name| Value::Choice(name))
+                .ok_or_else(|| {
+                    at.error(
+                        span,
+                        key,
+                        format!(
+                            "unknown {} \"{text}\"; valid: {}",
+                            spec.key,
+                            names.join(", ")
+                        ),
+                    )
+                })
+        }
+    }
+}
