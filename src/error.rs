@@ -30,6 +30,8 @@ pub enum Error {
     },
     #[error("failed to draw {}: {message}", path.display())]
     Chart { path: PathBuf, message: String },
+    #[error("cannot start worker threads: {0}")]
+    Threads(String),
 }
 
 impl Error {

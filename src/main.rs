@@ -1,1 +1,48 @@
-fn main() {}
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use retrylab::commands::{self, RunOptions};
+
+fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
+    let mut stdout = std::io::stdout().lock();
+    match command {
+        cli::Command::Run {
+            scenarios,
+            out,
+            seed,
+            replicates,
+            threads,
+            set,
+            quiet,
+        } => {
+            let options = RunOptions {
+                scenarios,
+                out,
+                seed,
+                replicates,
+                threads: threads.map(usize::from),
+                set,
+                quiet,
+            };
+            commands::run(&options, &mut stdout)
+        }
+        cli::Command::Validate { scenarios } => commands::validate(&scenarios, &mut stdout),
+        cli::Command::Strategies => commands::strategies(&mut stdout),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match execute(cli.command).map_err(anyhow::Error::from) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("Error: {error:#}");
+            let bad_input = error
+                .downcast_ref::<retrylab::Error>()
+                .is_some_and(retrylab::Error::is_bad_input);
+            ExitCode::from(if bad_input { 2 } else { 1 })
+        }
+    }
+}

@@ -128,7 +128,7 @@ fn decorrelated_jitter_first_sleep_is_uniform_between_base_and_three_bases() {
     assert!(
         samples
             .iter()
-            .all(|&x| x >= 5.0 * MS - 1.0 && x <= 15.0 * MS)
+            .all(|&x| (5.0 * MS - 1.0..=15.0 * MS).contains(&x))
     );
     assert_mean_near(&samples, 10.0 * MS, "decorrelated s_1");
     // E[s_2] = E[(b + 3·s_1)/2] = (5 + 30)/2 ms before the cap matters.

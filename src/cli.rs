@@ -1,0 +1,60 @@
+//! Command-line definitions (clap). Nothing here runs anything.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "retrylab",
+    version,
+    about = "Simulate and compare retry strategies: backoff, jitter, thundering herds.",
+    after_help = "Examples:\n  \
+        retrylab run scenarios/aws-jitter-2015.toml\n  \
+        retrylab run scenarios/aws-jitter-2015.toml --replicates 10 --set clients=50 --out /tmp/quick\n  \
+        retrylab validate scenarios/*.toml\n  \
+        retrylab strategies"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run scenario files and write CSV, charts and a manifest to their results folders.
+    #[command(after_help = "Examples:\n  \
+        retrylab run scenarios/aws-jitter-2015.toml\n  \
+        retrylab run scenarios/aws-jitter-2015.toml --set 'strategy=[\"exponential\", \"full-jitter\"]' --replicates 20\n  \
+        retrylab run a.toml b.toml --out /tmp/results   # writes /tmp/results/a and /tmp/results/b")]
+    Run {
+        /// Scenario files (TOML).
+        #[arg(required = true, value_name = "SCENARIO")]
+        scenarios: Vec<PathBuf>,
+        /// Output folder [default: results/<scenario file stem>/].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Master seed, overriding the scenario's `seed`.
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Replicates per sweep point, overriding the scenario's `replicates`.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+        replicates: Option<u32>,
+        /// Worker threads [default: all cores]. Results do not depend on it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+        /// Override a setting: KEY=VALUE, e.g. clients=50, client.base=10ms, 'sweep.clients=[10, 20]'.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Print nothing but errors, and no progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check scenario files (every sweep point) without running them.
+    Validate {
+        #[arg(required = true, value_name = "SCENARIO")]
+        scenarios: Vec<PathBuf>,
+    },
+    /// List every backoff strategy with its formula, and the models with their parameters.
+    Strategies,
+}

@@ -1,0 +1,194 @@
+//! The CLI's verbs as library functions: `run`, `validate`, `strategies`. The binary only parses arguments and
+//! maps errors to exit codes.
+
+use std::collections::HashSet;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::Error;
+use crate::model::ModelKind;
+use crate::policy::Strategy;
+use crate::report::{self, RunInfo, atomic};
+use crate::scenario::{PlannedPoint, Scenario, plan};
+use crate::sweep::{SweepSettings, run_sweep};
+
+/// Options of `retrylab run`.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub scenarios: Vec<PathBuf>,
+    /// Output folder; with several scenarios, each gets a subfolder named after its file stem.
+    pub out: Option<PathBuf>,
+    pub seed: Option<u64>,
+    pub replicates: Option<u32>,
+    pub threads: Option<usize>,
+    /// `KEY=VALUE` overrides, applied in order to every scenario.
+    pub set: Vec<String>,
+    pub quiet: bool,
+}
+
+/// The default output folder of a scenario: `results/<file stem>/`.
+pub fn default_out_dir(scenario: &Scenario) -> PathBuf {
+    Path::new("results").join(scenario.stem())
+}
+
+/// Loads and checks a scenario completely (every sweep point included), applying the overrides.
+fn prepare(path: &Path, options: &RunOptions) -> Result<(Scenario, Vec<PlannedPoint>), Error> {
+    let mut scenario = Scenario::load(path, &options.set)?;
+    if let Some(seed) = options.seed {
+        scenario.seed = seed;
+    }
+    if let Some(replicates) = options.replicates {
+        scenario.replicates = replicates;
+    }
+    let points = plan(&scenario)?;
+    Ok((scenario, points))
+}
+
+/// `retrylab run`: validates every scenario first, then runs each and writes its results folder.
+pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
+    let mut prepared = Vec::new();
+    for path in &options.scenarios {
+        prepared.push(prepare(path, options)?);
+    }
+    let several = prepared.len() > 1;
+    let mut seen = HashSet::new();
+    let mut jobs = Vec::new();
+    for (scenario, points) in prepared {
+        let out = match &options.out {
+            Some(dir) if several => dir.join(scenario.stem()),
+            Some(dir) => dir.clone(),
+            None => default_out_dir(&scenario),
+        };
+        if !seen.insert(out.clone()) {
+            return Err(Error::Usage(format!(
+                "two scenarios would write to the same folder {}; rename one or run them separately",
+                out.display()
+            )));
+        }
+        jobs.push((scenario, points, out));
+    }
+    for (_, _, out) in &jobs {
+        atomic::ensure_writable_dir(out)?;
+    }
+    for (scenario, points, out) in &jobs {
+        run_one(scenario, points, out, options, stdout)?;
+    }
+    Ok(())
+}
+
+fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
+    }
+    let bar = ProgressBar::new(total);
+    let style = ProgressStyle::with_template(
+        "{prefix:.bold} [{bar:32.cyan/blue}] {pos}/{len} runs · {elapsed} elapsed · eta {eta}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ");
+    bar.set_style(style);
+    bar.set_prefix(label.to_owned());
+    bar
+}
+
+fn run_one(
+    scenario: &Scenario,
+    points: &[PlannedPoint],
+    out: &Path,
+    options: &RunOptions,
+    stdout: &mut dyn Write,
+) -> Result<(), Error> {
+    let total = points.len() as u64 * u64::from(scenario.replicates);
+    let bar = progress_bar(total, &scenario.name, options.quiet);
+    let started = Instant::now();
+    let settings = SweepSettings {
+        master_seed: scenario.seed,
+        replicates: scenario.replicates,
+        timeline_bucket: scenario.timeline_bucket,
+        threads: options.threads,
+    };
+    let runs =
+        run_sweep(points, settings, &|| bar.inc(1)).map_err(|e| Error::Threads(e.to_string()))?;
+    bar.finish_and_clear();
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let aggregate = report::aggregate(scenario.model, points.len(), &runs);
+    let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
+    let info = RunInfo { threads, elapsed_s };
+    let written = report::write_results(scenario, points, &runs, &aggregate, &info, out)?;
+    if !options.quiet {
+        let rate = aggregate.events as f64 / elapsed_s.max(1e-9) / 1e6;
+        let _ = writeln!(
+            stdout,
+            "{}: {} points × {} replicates, {} events in {elapsed_s:.2} s ({rate:.1} M events/s on {threads} threads)",
+            scenario.name,
+            points.len(),
+            scenario.replicates,
+            aggregate.events,
+        );
+        let _ = writeln!(stdout, "wrote {} files to {}", written.len(), out.display());
+    }
+    Ok(())
+}
+
+/// `retrylab validate`: checks every scenario (and every sweep point) without running anything.
+pub fn validate(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<(), Error> {
+    let options = RunOptions::default();
+    for path in paths {
+        let (scenario, points) = prepare(path, &options)?;
+        let _ = writeln!(
+            stdout,
+            "ok: {} ({} model, {} points × {} replicates)",
+            scenario.display_path(),
+            scenario.model.name(),
+            points.len(),
+            scenario.replicates
+        );
+    }
+    Ok(())
+}
+
+/// `retrylab strategies`: every strategy with its formula, and the conventions the formulas share.
+pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
+    let mut text = String::new();
+    text.push_str("Backoff strategies (set `strategy` in [client]):\n\n");
+    let width = Strategy::ALL
+        .iter()
+        .map(|s| s.name().len())
+        .max()
+        .unwrap_or(0);
+    for strategy in Strategy::ALL {
+        text.push_str(&format!(
+            "  {:width$}  sleep = {}\n  {:width$}  {}\n",
+            strategy.name(),
+            strategy.formula(),
+            "",
+            strategy.about()
+        ));
+    }
+    text.push_str(
+        "\nConventions: n = attempts failed so far, so the first retry has n = 1 (the AWS 2015 simulator's\n\
+         numbering); b = base, c = cap, m = multiplier (default 2); U(x, y) is a uniform draw.\n\
+         Limits in [client]: max_attempts counts the first try; deadline gives up rather than sleep past it.\n",
+    );
+    text.push_str("\nModels (set `kind` in [model]):\n\n");
+    for kind in ModelKind::ALL {
+        text.push_str(&format!("  {}  {}\n", kind.name(), kind.about()));
+        for spec in kind.params() {
+            text.push_str(&format!(
+                "      {}.{:14} {}\n",
+                spec.section.name(),
+                spec.key,
+                spec.help
+            ));
+        }
+    }
+    stdout
+        .write_all(text.as_bytes())
+        .map_err(|source| Error::Write {
+            path: PathBuf::from("<stdout>"),
+            source,
+        })
+}

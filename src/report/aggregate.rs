@@ -1,0 +1,57 @@
+//! Replicates folded into per-point estimates and mean timelines.
+
+use crate::model::ModelKind;
+use crate::stats::Estimate;
+use crate::sweep::Run;
+
+/// Everything the writers need, aggregated once.
+pub struct Aggregate {
+    /// Per point, one estimate per model metric.
+    pub summary: Vec<Vec<Estimate>>,
+    /// Per point, the bucket-major mean over replicates of each timeline series (missing buckets count as 0).
+    pub timelines: Vec<Vec<f64>>,
+    /// Total engine events over all runs.
+    pub events: u64,
+}
+
+/// Folds `runs` (ordered by point, then replicate) into per-point results.
+pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregate {
+    let metric_count = model.metrics().len();
+    let series = model.timeline_series().len().max(1);
+    let mut summary = Vec::with_capacity(point_count);
+    let mut timelines = Vec::with_capacity(point_count);
+    let mut values = Vec::new();
+    for point in 0..point_count {
+        let start = runs.partition_point(|run| run.point < point);
+        let end = runs.partition_point(|run| run.point <= point);
+        let point_runs = &runs[start..end];
+        summary.push(
+            (0..metric_count)
+                .map(|metric| {
+                    values.clear();
+                    values.extend(point_runs.iter().map(|run| run.output.metrics[metric]));
+                    Estimate::of(&values)
+                })
+                .collect(),
+        );
+        let buckets = point_runs
+            .iter()
+            .map(|run| run.output.timeline.len() / series)
+            .max()
+            .unwrap_or(0);
+        let mut mean = vec![0.0; buckets * series];
+        for run in point_runs {
+            for (slot, value) in mean.iter_mut().zip(&run.output.timeline) {
+                *slot += value;
+            }
+        }
+        let replicates = point_runs.len().max(1) as f64;
+        mean.iter_mut().for_each(|slot| *slot /= replicates);
+        timelines.push(mean);
+    }
+    Aggregate {
+        summary,
+        timelines,
+        events: runs.iter().map(|run| run.output.events).sum(),
+    }
+}

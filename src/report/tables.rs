@@ -1,0 +1,124 @@
+//! The tidy CSV outputs: summary.csv (one row per point), runs.csv (one row per point × replicate) and
+//! timeline.csv (one row per point × bucket).
+
+use super::aggregate::Aggregate;
+use crate::scenario::{PlannedPoint, Scenario};
+use crate::sweep::Run;
+
+/// Numbers as CSV text: whole numbers without a decimal point, others rounded to 7 significant digits (more
+/// than any replicate count here can support), NaN as an empty cell. Pure function of the value, so files are
+/// byte-identical whenever the numbers are.
+pub fn format_number(x: f64) -> String {
+    if x.is_nan() {
+        return String::new();
+    }
+    if x == x.trunc() && x.abs() < 1e15 {
+        return format!("{}", x as i64);
+    }
+    let rounded: f64 = format!("{x:.6e}").parse().unwrap_or(x);
+    format!("{rounded}")
+}
+
+fn writer() -> csv::Writer<Vec<u8>> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new())
+}
+
+fn finish(writer: csv::Writer<Vec<u8>>) -> Vec<u8> {
+    // Writing into a Vec cannot fail.
+    writer.into_inner().unwrap_or_default()
+}
+
+fn swept_header(scenario: &Scenario) -> Vec<String> {
+    scenario
+        .sweep
+        .iter()
+        .map(|axis| axis.spec.key.to_owned())
+        .collect()
+}
+
+fn swept_cells(point: &PlannedPoint) -> Vec<String> {
+    point.swept.iter().map(|value| value.to_string()).collect()
+}
+
+pub fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Vec<u8> {
+    let mut out = writer();
+    let mut header = swept_header(scenario);
+    header.push("replicates".into());
+    for metric in scenario.model.metrics() {
+        for suffix in ["mean", "sd", "ci95"] {
+            header.push(format!("{}_{suffix}", metric.name));
+        }
+    }
+    let _ = out.write_record(&header);
+    for (point, estimates) in points.iter().zip(&aggregate.summary) {
+        let mut row = swept_cells(point);
+        row.push(scenario.replicates.to_string());
+        for estimate in estimates {
+            row.extend([estimate.mean, estimate.sd, estimate.ci95].map(format_number));
+        }
+        let _ = out.write_record(&row);
+    }
+    finish(out)
+}
+
+pub fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run]) -> Vec<u8> {
+    let mut out = writer();
+    let mut header = swept_header(scenario);
+    header.extend(["replicate".to_owned(), "seed".to_owned()]);
+    header.extend(
+        scenario
+            .model
+            .metrics()
+            .iter()
+            .map(|metric| metric.name.to_owned()),
+    );
+    let _ = out.write_record(&header);
+    for run in runs {
+        let mut row = swept_cells(&points[run.point]);
+        row.extend([run.replicate.to_string(), run.seed.to_string()]);
+        row.extend(run.output.metrics.iter().map(|&value| format_number(value)));
+        let _ = out.write_record(&row);
+    }
+    finish(out)
+}
+
+pub fn timeline_csv(
+    scenario: &Scenario,
+    points: &[PlannedPoint],
+    aggregate: &Aggregate,
+) -> Vec<u8> {
+    let mut out = writer();
+    let series = scenario.model.timeline_series();
+    let mut header = swept_header(scenario);
+    header.push("bucket_start_ms".into());
+    header.extend(series.iter().map(|name| (*name).to_owned()));
+    let _ = out.write_record(&header);
+    let bucket_ms = scenario.timeline_bucket.as_millis_f64();
+    for (point, timeline) in points.iter().zip(&aggregate.timelines) {
+        let cells = swept_cells(point);
+        for (bucket, values) in timeline.chunks(series.len().max(1)).enumerate() {
+            let mut row = cells.clone();
+            row.push(format_number(bucket as f64 * bucket_ms));
+            row.extend(values.iter().map(|&value| format_number(value)));
+            let _ = out.write_record(&row);
+        }
+    }
+    finish(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_number;
+
+    #[test]
+    fn numbers_are_short_and_stable() {
+        assert_eq!(format_number(100.0), "100");
+        assert_eq!(format_number(-3.0), "-3");
+        assert_eq!(format_number(0.1 + 0.2), "0.3");
+        assert_eq!(format_number(1234.567891), "1234.568");
+        assert_eq!(format_number(0.000_001_234_567_89), "0.000001234568");
+        assert_eq!(format_number(f64::NAN), "");
+    }
+}
