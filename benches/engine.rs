@@ -34,18 +34,10 @@ fn occ_events_per_second(c: &mut Criterion) {
         let config = occ_point(clients, strategy);
         // One iteration runs the same 16 seeds, so the events per iteration are exact, not estimated.
         let seeds = 0..16_u64;
-        let events: u64 = seeds
-            .clone()
-            .map(|seed| config.simulate(seed, bucket).events)
-            .sum();
+        let events: u64 = seeds.clone().map(|seed| config.simulate(seed, bucket).events).sum();
         group.throughput(Throughput::Elements(events));
         group.bench_function(format!("{strategy}/{clients}-clients"), |b| {
-            b.iter(|| {
-                seeds
-                    .clone()
-                    .map(|seed| black_box(config.simulate(black_box(seed), bucket).events))
-                    .sum::<u64>()
-            })
+            b.iter(|| seeds.clone().map(|seed| black_box(config.simulate(black_box(seed), bucket).events)).sum::<u64>())
         });
     }
     group.finish();

@@ -110,8 +110,7 @@ fn run_one(
         timeline_bucket: scenario.timeline_bucket,
         threads: options.threads,
     };
-    let runs =
-        run_sweep(points, settings, &|| bar.inc(1)).map_err(|e| Error::Threads(e.to_string()))?;
+    let runs = run_sweep(points, settings, &|| bar.inc(1)).map_err(|e| Error::Threads(e.to_string()))?;
     bar.finish_and_clear();
     let elapsed_s = started.elapsed().as_secs_f64();
     let aggregate = report::aggregate(scenario.model, points.len(), &runs);
@@ -154,11 +153,7 @@ pub fn validate(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<(), Error> 
 pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
     let mut text = String::new();
     text.push_str("Backoff strategies (set `strategy` in [client]):\n\n");
-    let width = Strategy::ALL
-        .iter()
-        .map(|s| s.name().len())
-        .max()
-        .unwrap_or(0);
+    let width = Strategy::ALL.iter().map(|s| s.name().len()).max().unwrap_or(0);
     for strategy in Strategy::ALL {
         text.push_str(&format!(
             "  {:width$}  sleep = {}\n  {:width$}  {}\n",
@@ -177,18 +172,8 @@ pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
     for kind in ModelKind::ALL {
         text.push_str(&format!("  {}  {}\n", kind.name(), kind.about()));
         for spec in kind.params() {
-            text.push_str(&format!(
-                "      {}.{:14} {}\n",
-                spec.section.name(),
-                spec.key,
-                spec.help
-            ));
+            text.push_str(&format!("      {}.{:14} {}\n", spec.section.name(), spec.key, spec.help));
         }
     }
-    stdout
-        .write_all(text.as_bytes())
-        .map_err(|source| Error::Write {
-            path: PathBuf::from("<stdout>"),
-            source,
-        })
+    stdout.write_all(text.as_bytes()).map_err(|source| Error::Write { path: PathBuf::from("<stdout>"), source })
 }

@@ -11,23 +11,14 @@ pub enum Error {
     #[error(transparent)]
     Input(#[from] InputError),
     #[error("cannot read scenario {}: {source}", path.display())]
-    ReadScenario {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    ReadScenario { path: PathBuf, source: std::io::Error },
     #[error("cannot write to output folder {}: {source}", path.display())]
-    OutputFolder {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    OutputFolder { path: PathBuf, source: std::io::Error },
     /// Bad usage that clap cannot see (for example two scenarios with the same output folder).
     #[error("{0}")]
     Usage(String),
     #[error("failed to write {}: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Write { path: PathBuf, source: std::io::Error },
     #[error("failed to draw {}: {message}", path.display())]
     Chart { path: PathBuf, message: String },
     #[error("cannot start worker threads: {0}")]
@@ -37,13 +28,7 @@ pub enum Error {
 impl Error {
     /// True for errors the user can fix by changing the input (exit code 2).
     pub fn is_bad_input(&self) -> bool {
-        matches!(
-            self,
-            Error::Input(_)
-                | Error::ReadScenario { .. }
-                | Error::OutputFolder { .. }
-                | Error::Usage(_)
-        )
+        matches!(self, Error::Input(_) | Error::ReadScenario { .. } | Error::OutputFolder { .. } | Error::Usage(_))
     }
 }
 

@@ -8,24 +8,9 @@ use retrylab::commands::{self, RunOptions};
 fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
     let mut stdout = std::io::stdout().lock();
     match command {
-        cli::Command::Run {
-            scenarios,
-            out,
-            seed,
-            replicates,
-            threads,
-            set,
-            quiet,
-        } => {
-            let options = RunOptions {
-                scenarios,
-                out,
-                seed,
-                replicates,
-                threads: threads.map(usize::from),
-                set,
-                quiet,
-            };
+        cli::Command::Run { scenarios, out, seed, replicates, threads, set, quiet } => {
+            let options =
+                RunOptions { scenarios, out, seed, replicates, threads: threads.map(usize::from), set, quiet };
             commands::run(&options, &mut stdout)
         }
         cli::Command::Validate { scenarios } => commands::validate(&scenarios, &mut stdout),
@@ -39,9 +24,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("Error: {error:#}");
-            let bad_input = error
-                .downcast_ref::<retrylab::Error>()
-                .is_some_and(retrylab::Error::is_bad_input);
+            let bad_input = error.downcast_ref::<retrylab::Error>().is_some_and(retrylab::Error::is_bad_input);
             ExitCode::from(if bad_input { 2 } else { 1 })
         }
     }

@@ -13,10 +13,7 @@ pub struct BucketCounter {
 impl BucketCounter {
     /// `width` must be positive (scenario validation guarantees it).
     pub fn new(width: SimDuration) -> Self {
-        BucketCounter {
-            width_nanos: width.as_nanos().max(1),
-            counts: Vec::with_capacity(1024),
-        }
+        BucketCounter { width_nanos: width.as_nanos().max(1), counts: Vec::with_capacity(1024) }
     }
 
     #[inline]
@@ -40,16 +37,9 @@ impl BucketCounter {
     /// The peak over the mean of the non-empty buckets: 1 for a perfectly flat load, large for sharp waves.
     /// 0 when nothing was recorded.
     pub fn peak_to_mean(&self) -> f64 {
-        let (sum, busy) = self
-            .counts
-            .iter()
-            .filter(|&&c| c > 0)
-            .fold((0_u64, 0_u64), |(s, b), &c| (s + u64::from(c), b + 1));
-        if busy == 0 {
-            0.0
-        } else {
-            f64::from(self.peak()) / (sum as f64 / busy as f64)
-        }
+        let (sum, busy) =
+            self.counts.iter().filter(|&&c| c > 0).fold((0_u64, 0_u64), |(s, b), &c| (s + u64::from(c), b + 1));
+        if busy == 0 { 0.0 } else { f64::from(self.peak()) / (sum as f64 / busy as f64) }
     }
 }
 

@@ -15,27 +15,15 @@ impl Estimate {
     pub fn of(values: &[f64]) -> Estimate {
         let n = values.len();
         if n == 0 {
-            return Estimate {
-                mean: f64::NAN,
-                sd: f64::NAN,
-                ci95: f64::NAN,
-            };
+            return Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN };
         }
         let mean = values.iter().sum::<f64>() / n as f64;
         if n == 1 {
-            return Estimate {
-                mean,
-                sd: 0.0,
-                ci95: 0.0,
-            };
+            return Estimate { mean, sd: 0.0, ci95: 0.0 };
         }
         let variance = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         let sd = variance.sqrt();
-        Estimate {
-            mean,
-            sd,
-            ci95: t_975(n - 1) * sd / (n as f64).sqrt(),
-        }
+        Estimate { mean, sd, ci95: t_975(n - 1) * sd / (n as f64).sqrt() }
     }
 }
 
@@ -43,10 +31,9 @@ impl Estimate {
 /// expansion around the normal quantile 1.959964 (error below 1e-4 for df > 30).
 pub fn t_975(df: usize) -> f64 {
     const TABLE: [f64; 30] = [
-        12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157,
-        2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922,
-        2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899, 2.059539, 2.055529, 2.051831,
-        2.048407, 2.045230, 2.042272,
+        12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004, 2.262157, 2.228139, 2.200985,
+        2.178813, 2.160369, 2.144787, 2.131450, 2.119905, 2.109816, 2.100922, 2.093024, 2.085963, 2.079614, 2.073873,
+        2.068658, 2.063899, 2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272,
     ];
     match df {
         0 => f64::NAN,
@@ -56,8 +43,7 @@ pub fn t_975(df: usize) -> f64 {
             let v = df as f64;
             z + (z.powi(3) + z) / (4.0 * v)
                 + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * v * v)
-                + (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z)
-                    / (384.0 * v.powi(3))
+                + (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / (384.0 * v.powi(3))
         }
     }
 }
@@ -73,10 +59,7 @@ mod tests {
         assert!((t_975(60) - 2.000298).abs() < 1e-4);
         assert!((t_975(99) - 1.984217).abs() < 1e-4);
         assert!((t_975(1_000_000) - 1.959964).abs() < 1e-5);
-        assert!(
-            t_975(31) < t_975(30),
-            "the expansion continues the table downwards"
-        );
+        assert!(t_975(31) < t_975(30), "the expansion continues the table downwards");
     }
 
     #[test]
@@ -85,14 +68,7 @@ mod tests {
         assert_eq!(e.mean, 5.0);
         assert!((e.sd - (32.0_f64 / 7.0).sqrt()).abs() < 1e-12);
         assert!((e.ci95 - 2.364624 * e.sd / 8.0_f64.sqrt()).abs() < 1e-12);
-        assert_eq!(
-            Estimate::of(&[3.0]),
-            Estimate {
-                mean: 3.0,
-                sd: 0.0,
-                ci95: 0.0
-            }
-        );
+        assert_eq!(Estimate::of(&[3.0]), Estimate { mean: 3.0, sd: 0.0, ci95: 0.0 });
         assert!(Estimate::of(&[]).mean.is_nan());
     }
 }

@@ -35,9 +35,8 @@ pub fn run_sweep(
     settings: SweepSettings,
     on_done: &(dyn Fn() + Sync),
 ) -> Result<Vec<Run>, rayon::ThreadPoolBuildError> {
-    let pairs: Vec<(usize, u32)> = (0..points.len())
-        .flat_map(|p| (0..settings.replicates).map(move |r| (p, r)))
-        .collect();
+    let pairs: Vec<(usize, u32)> =
+        (0..points.len()).flat_map(|p| (0..settings.replicates).map(move |r| (p, r))).collect();
     let work = || {
         pairs
             .par_iter()
@@ -46,20 +45,12 @@ pub fn run_sweep(
                 let seed = replicate_seed(settings.master_seed, planned.hash, replicate);
                 let output = planned.config.simulate(seed, settings.timeline_bucket);
                 on_done();
-                Run {
-                    point,
-                    replicate,
-                    seed,
-                    output,
-                }
+                Run { point, replicate, seed, output }
             })
             .collect()
     };
     match settings.threads {
-        Some(threads) => Ok(rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()?
-            .install(work)),
+        Some(threads) => Ok(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?.install(work)),
         None => Ok(work()),
     }
 }

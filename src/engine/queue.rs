@@ -43,10 +43,7 @@ pub struct EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn with_capacity(capacity: usize) -> Self {
-        EventQueue {
-            heap: BinaryHeap::with_capacity(capacity),
-            next_sequence: 0,
-        }
+        EventQueue { heap: BinaryHeap::with_capacity(capacity), next_sequence: 0 }
     }
 
     /// Adds `event` to fire at `at`, after every event already queued for the same instant.
@@ -60,9 +57,7 @@ impl<E> EventQueue<E> {
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.heap
-            .pop()
-            .map(|entry| (SimTime::from_nanos((entry.key >> 64) as u64), entry.event))
+        self.heap.pop().map(|entry| (SimTime::from_nanos((entry.key >> 64) as u64), entry.event))
     }
 
     pub fn len(&self) -> usize {
@@ -92,9 +87,7 @@ mod tests {
             queue.push(t, label);
         }
         queue.push(SimTime::from_nanos(5), "early");
-        let order: Vec<_> = std::iter::from_fn(|| queue.pop())
-            .map(|(_, label)| label)
-            .collect();
+        let order: Vec<_> = std::iter::from_fn(|| queue.pop()).map(|(_, label)| label).collect();
         assert_eq!(order, ["early", "a", "b", "c", "d"]);
     }
 
@@ -107,11 +100,7 @@ mod tests {
         }
         let mut popped = Vec::new();
         while let Some((t, i)) = queue.pop() {
-            assert_eq!(
-                t.as_nanos(),
-                times[i],
-                "an event must come back with its own time"
-            );
+            assert_eq!(t.as_nanos(), times[i], "an event must come back with its own time");
             popped.push(t.as_nanos());
         }
         let mut sorted = times.to_vec();

@@ -22,11 +22,7 @@ pub struct Scheduler<E> {
 
 impl<E> Scheduler<E> {
     pub fn with_capacity(capacity: usize) -> Self {
-        Scheduler {
-            queue: EventQueue::with_capacity(capacity),
-            now: SimTime::ZERO,
-            stop_requested: false,
-        }
+        Scheduler { queue: EventQueue::with_capacity(capacity), now: SimTime::ZERO, stop_requested: false }
     }
 
     /// Rewinds to t = 0 with no pending events, keeping the queue's allocation for the next run.
@@ -52,11 +48,7 @@ impl<E> Scheduler<E> {
     /// never goes back (and trips an assertion in debug builds).
     #[inline]
     pub fn schedule_at(&mut self, at: SimTime, event: E) {
-        debug_assert!(
-            at >= self.now,
-            "event scheduled in the past: {at} < {}",
-            self.now
-        );
+        debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         self.queue.push(at.max(self.now), event);
     }
 
@@ -82,10 +74,7 @@ pub struct RunLimit {
 
 impl Default for RunLimit {
     fn default() -> Self {
-        RunLimit {
-            max_events: u64::MAX,
-            horizon: SimTime::from_nanos(u64::MAX),
-        }
+        RunLimit { max_events: u64::MAX, horizon: SimTime::from_nanos(u64::MAX) }
     }
 }
 
@@ -101,11 +90,7 @@ pub struct RunStats {
 }
 
 /// Delivers events to `model` in (time, insertion) order until none are left, the model stops, or `limit` is hit.
-pub fn run<M: Model>(
-    model: &mut M,
-    scheduler: &mut Scheduler<M::Event>,
-    limit: RunLimit,
-) -> RunStats {
+pub fn run<M: Model>(model: &mut M, scheduler: &mut Scheduler<M::Event>, limit: RunLimit) -> RunStats {
     let mut events = 0_u64;
     let mut truncated = false;
     while let Some((at, event)) = scheduler.queue.pop() {
@@ -120,11 +105,7 @@ pub fn run<M: Model>(
             break;
         }
     }
-    RunStats {
-        events,
-        end_time: scheduler.now,
-        truncated,
-    }
+    RunStats { events, end_time: scheduler.now, truncated }
 }
 
 #[cfg(test)]
@@ -143,8 +124,7 @@ mod tests {
             self.seen.push(scheduler.now());
             if self.budget > 0 {
                 self.budget -= 1;
-                let delay =
-                    SimDuration::from_nanos(u64::from(event.wrapping_mul(2_654_435_761) % 97));
+                let delay = SimDuration::from_nanos(u64::from(event.wrapping_mul(2_654_435_761) % 97));
                 scheduler.schedule_in(delay, event + 1);
                 scheduler.schedule_in(SimDuration::ZERO, event + 7);
             }
@@ -153,10 +133,7 @@ mod tests {
 
     #[test]
     fn time_never_goes_back_and_every_event_is_counted() {
-        let mut model = Recorder {
-            seen: Vec::new(),
-            budget: 500,
-        };
+        let mut model = Recorder { seen: Vec::new(), budget: 500 };
         let mut scheduler = Scheduler::with_capacity(16);
         for i in 0..10 {
             scheduler.schedule_at(SimTime::from_nanos(i * 13 % 40), i as u32);
@@ -171,16 +148,10 @@ mod tests {
 
     #[test]
     fn limits_cut_runs_short_and_say_so() {
-        let mut model = Recorder {
-            seen: Vec::new(),
-            budget: u32::MAX,
-        };
+        let mut model = Recorder { seen: Vec::new(), budget: u32::MAX };
         let mut scheduler = Scheduler::with_capacity(16);
         scheduler.schedule_at(SimTime::ZERO, 1);
-        let limit = RunLimit {
-            max_events: 100,
-            ..RunLimit::default()
-        };
+        let limit = RunLimit { max_events: 100, ..RunLimit::default() };
         let stats = run(&mut model, &mut scheduler, limit);
         assert_eq!(stats.events, 100);
         assert!(stats.truncated);

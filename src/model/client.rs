@@ -37,10 +37,7 @@ pub const CLIENT_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         section: Section::Client,
         key: "max_attempts",
-        kind: ParamKind::Count {
-            min: 1,
-            max: u32::MAX as i64,
-        },
+        kind: ParamKind::Count { min: 1, max: u32::MAX as i64 },
         default: ParamDefault::Unset,
         help: "attempts allowed per operation, the first try included (unset: unlimited)",
     },
@@ -58,14 +55,9 @@ pub fn retry_policy(point: &Point) -> Result<RetryPolicy, ParamError> {
     let name = point.choice("strategy").unwrap_or("full-jitter");
     let strategy = Strategy::from_name(name).ok_or_else(|| ParamError {
         key: "strategy",
-        message: format!(
-            "unknown strategy \"{name}\"; valid: {}",
-            Strategy::valid_names()
-        ),
+        message: format!("unknown strategy \"{name}\"; valid: {}", Strategy::valid_names()),
     })?;
-    let base = point
-        .duration("base")
-        .unwrap_or(BackoffParams::AWS_2015.base);
+    let base = point.duration("base").unwrap_or(BackoffParams::AWS_2015.base);
     let cap = point.duration("cap").unwrap_or(BackoffParams::AWS_2015.cap);
     if base.is_zero() && strategy != Strategy::None {
         return Err(ParamError {
@@ -74,18 +66,11 @@ pub fn retry_policy(point: &Point) -> Result<RetryPolicy, ParamError> {
         });
     }
     if cap < base {
-        return Err(ParamError {
-            key: "cap",
-            message: format!("cap ({cap}) must be at least base ({base})"),
-        });
+        return Err(ParamError { key: "cap", message: format!("cap ({cap}) must be at least base ({base})") });
     }
     Ok(RetryPolicy {
         strategy,
-        backoff: BackoffParams {
-            base,
-            cap,
-            multiplier: point.real("multiplier").unwrap_or(2.0),
-        },
+        backoff: BackoffParams { base, cap, multiplier: point.real("multiplier").unwrap_or(2.0) },
         max_attempts: point.count("max_attempts").map(|n| n as u32),
         deadline: point.duration("deadline"),
     })

@@ -103,10 +103,7 @@ register_models! {
 
 impl ModelKind {
     pub fn from_name(name: &str) -> Option<ModelKind> {
-        ModelKind::ALL
-            .iter()
-            .copied()
-            .find(|kind| kind.name() == name)
+        ModelKind::ALL.iter().copied().find(|kind| kind.name() == name)
     }
 
     /// Every parameter of the model, shared groups included, in output order.

@@ -44,9 +44,7 @@ impl ParamKind {
             ParamKind::Count { min, max } => format!("a whole number from {min} to {max}"),
             ParamKind::Real { min, max } if max == f64::INFINITY => format!("a number ≥ {min}"),
             ParamKind::Real { min, max } => format!("a number from {min} to {max}"),
-            ParamKind::Duration => {
-                "a duration with its unit, like \"5ms\" (units: ns, us, ms, s, min, h)".into()
-            }
+            ParamKind::Duration => "a duration with its unit, like \"5ms\" (units: ns, us, ms, s, min, h)".into(),
             ParamKind::Choice(names) => format!("one of: {}", names.join(", ")),
         }
     }

@@ -47,13 +47,9 @@ impl RetryPolicy {
         if self.max_attempts.is_some_and(|max| failed_attempts >= max) {
             return RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
         }
-        let sleep = self
-            .strategy
-            .delay(&self.backoff, failed_attempts, memory, rng);
+        let sleep = self.strategy.delay(&self.backoff, failed_attempts, memory, rng);
         match self.deadline {
-            Some(deadline) if elapsed + sleep >= deadline => {
-                RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded)
-            }
+            Some(deadline) if elapsed + sleep >= deadline => RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded),
             _ => RetryDecision::RetryAfter(sleep),
         }
     }
@@ -65,12 +61,7 @@ mod tests {
     use crate::engine::sim_rng;
 
     fn policy(max_attempts: Option<u32>, deadline: Option<SimDuration>) -> RetryPolicy {
-        RetryPolicy {
-            strategy: Strategy::Exponential,
-            backoff: BackoffParams::AWS_2015,
-            max_attempts,
-            deadline,
-        }
+        RetryPolicy { strategy: Strategy::Exponential, backoff: BackoffParams::AWS_2015, max_attempts, deadline }
     }
 
     #[test]
@@ -78,21 +69,11 @@ mod tests {
         let mut rng = sim_rng(0);
         let mut memory = BackoffMemory::default();
         let three = policy(Some(3), None);
-        let decide = |n, memory: &mut BackoffMemory, rng: &mut _| {
-            three.after_failure(n, SimDuration::ZERO, memory, rng)
-        };
-        assert_eq!(
-            decide(1, &mut memory, &mut rng),
-            RetryDecision::RetryAfter(SimDuration::from_millis(10))
-        );
-        assert_eq!(
-            decide(2, &mut memory, &mut rng),
-            RetryDecision::RetryAfter(SimDuration::from_millis(20))
-        );
-        assert_eq!(
-            decide(3, &mut memory, &mut rng),
-            RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted)
-        );
+        let decide =
+            |n, memory: &mut BackoffMemory, rng: &mut _| three.after_failure(n, SimDuration::ZERO, memory, rng);
+        assert_eq!(decide(1, &mut memory, &mut rng), RetryDecision::RetryAfter(SimDuration::from_millis(10)));
+        assert_eq!(decide(2, &mut memory, &mut rng), RetryDecision::RetryAfter(SimDuration::from_millis(20)));
+        assert_eq!(decide(3, &mut memory, &mut rng), RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted));
     }
 
     #[test]
@@ -101,10 +82,7 @@ mod tests {
         let mut memory = BackoffMemory::default();
         let p = policy(None, Some(SimDuration::from_millis(100)));
         let at = |ms| SimDuration::from_millis(ms);
-        assert_eq!(
-            p.after_failure(1, at(89), &mut memory, &mut rng),
-            RetryDecision::RetryAfter(at(10))
-        );
+        assert_eq!(p.after_failure(1, at(89), &mut memory, &mut rng), RetryDecision::RetryAfter(at(10)));
         assert_eq!(
             p.after_failure(1, at(90), &mut memory, &mut rng),
             RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded)

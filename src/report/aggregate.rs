@@ -34,11 +34,7 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
                 })
                 .collect(),
         );
-        let buckets = point_runs
-            .iter()
-            .map(|run| run.output.timeline.len() / series)
-            .max()
-            .unwrap_or(0);
+        let buckets = point_runs.iter().map(|run| run.output.timeline.len() / series).max().unwrap_or(0);
         let mut mean = vec![0.0; buckets * series];
         for run in point_runs {
             for (slot, value) in mean.iter_mut().zip(&run.output.timeline) {
@@ -49,9 +45,5 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
         mean.iter_mut().for_each(|slot| *slot /= replicates);
         timelines.push(mean);
     }
-    Aggregate {
-        summary,
-        timelines,
-        events: runs.iter().map(|run| run.output.events).sum(),
-    }
+    Aggregate { summary, timelines, events: runs.iter().map(|run| run.output.events).sum() }
 }

@@ -10,18 +10,13 @@ use crate::Error;
 /// The hidden temporary path used while `target` is being written. It keeps `target`'s extension, because
 /// some writers (the PNG encoder) choose the format from it.
 pub fn temporary_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let name = target.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     target.with_file_name(format!(".{}.partial-{name}", std::process::id()))
 }
 
 /// Moves a finished temporary file into place.
 pub fn commit(temporary: &Path, target: &Path) -> Result<(), Error> {
-    fs::rename(temporary, target).map_err(|source| Error::Write {
-        path: target.to_owned(),
-        source,
-    })
+    fs::rename(temporary, target).map_err(|source| Error::Write { path: target.to_owned(), source })
 }
 
 /// Writes `bytes` to `target` atomically.
@@ -33,20 +28,14 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), Error> {
     });
     if let Err(source) = written {
         let _ = fs::remove_file(&temporary);
-        return Err(Error::Write {
-            path: target.to_owned(),
-            source,
-        });
+        return Err(Error::Write { path: target.to_owned(), source });
     }
     commit(&temporary, target)
 }
 
 /// Creates `dir` if needed and proves it writable with a probe file, before any simulation time is spent.
 pub fn ensure_writable_dir(dir: &Path) -> Result<(), Error> {
-    let folder_error = |source| Error::OutputFolder {
-        path: dir.to_owned(),
-        source,
-    };
+    let folder_error = |source| Error::OutputFolder { path: dir.to_owned(), source };
     fs::create_dir_all(dir).map_err(folder_error)?;
     let probe = dir.join(format!(".retrylab-probe-{}", std::process::id()));
     fs::File::create(&probe).map_err(folder_error)?;
@@ -64,10 +53,7 @@ mod tests {
         write_atomic(&target, b"a,b\n1,2\n").unwrap();
         write_atomic(&target, b"a,b\n3,4\n").unwrap();
         assert_eq!(fs::read(&target).unwrap(), b"a,b\n3,4\n");
-        let names: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["summary.csv"]);
     }
 

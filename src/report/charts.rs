@@ -90,11 +90,7 @@ pub fn draw_all(
 /// The swept axis on the x axis: the one `[charts] x` names, else the first numeric one.
 fn x_axis(scenario: &Scenario) -> Option<usize> {
     let numeric = |axis: &SweepAxis| axis.values.iter().all(|v| v.as_axis_number().is_some());
-    match scenario
-        .charts
-        .x
-        .and_then(|key| scenario.sweep.iter().position(|axis| axis.spec.key == key))
-    {
+    match scenario.charts.x.and_then(|key| scenario.sweep.iter().position(|axis| axis.spec.key == key)) {
         Some(index) if numeric(&scenario.sweep[index]) => Some(index),
         _ => scenario.sweep.iter().position(numeric),
     }
@@ -102,12 +98,8 @@ fn x_axis(scenario: &Scenario) -> Option<usize> {
 
 /// The label of a point's line: its swept values other than the x axis.
 fn line_label(scenario: &Scenario, point: &PlannedPoint, skip: Option<usize>) -> String {
-    let others: Vec<(usize, &SweepAxis)> = scenario
-        .sweep
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| Some(*i) != skip)
-        .collect();
+    let others: Vec<(usize, &SweepAxis)> =
+        scenario.sweep.iter().enumerate().filter(|(i, _)| Some(*i) != skip).collect();
     match others.as_slice() {
         [] => scenario.name.clone(),
         [(i, _)] => point.swept[*i].to_string(),
@@ -136,27 +128,17 @@ fn metric_chart(
         let entry = (x, estimate.mean, estimate.ci95);
         match lines.iter_mut().find(|line| line.label == label) {
             Some(line) => line.points.push(entry),
-            None => lines.push(Line {
-                label,
-                points: vec![entry],
-            }),
+            None => lines.push(Line { label, points: vec![entry] }),
         }
     }
     for line in &mut lines {
         line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     let x_spec = scenario.sweep[x_index].spec;
-    let x_unit = if matches!(scenario.sweep[x_index].values[0], Value::Duration(_)) {
-        " (ms)"
-    } else {
-        ""
-    };
+    let x_unit = if matches!(scenario.sweep[x_index].values[0], Value::Duration(_)) { " (ms)" } else { "" };
     LineChart {
         title: format!("{}: {} by {}", scenario.name, spec.name, x_spec.key),
-        subtitle: format!(
-            "{} · mean of {} replicates, shaded band = 95% CI",
-            spec.help, scenario.replicates
-        ),
+        subtitle: format!("{} · mean of {} replicates, shaded band = 95% CI", spec.help, scenario.replicates),
         x_label: format!("{}{x_unit}", x_spec.key),
         y_label: spec.name.to_owned(),
         lines,
@@ -177,12 +159,7 @@ fn timeline_chart(
         .charts
         .series
         .and_then(|key| scenario.sweep.iter().position(|axis| axis.spec.key == key))
-        .or_else(|| {
-            scenario
-                .sweep
-                .iter()
-                .position(|axis| axis.values.iter().any(|v| v.as_axis_number().is_none()))
-        })
+        .or_else(|| scenario.sweep.iter().position(|axis| axis.values.iter().any(|v| v.as_axis_number().is_none())))
         .or_else(|| (0..scenario.sweep.len()).find(|&i| Some(i) != x_axis));
     let fixed: Vec<Option<Value>> = scenario
         .sweep
@@ -206,10 +183,7 @@ fn timeline_chart(
     let stride = scenario.model.timeline_series().len();
     let mut lines = Vec::new();
     for (point, timeline) in points.iter().zip(&aggregate.timelines) {
-        let selected = fixed
-            .iter()
-            .zip(&point.swept)
-            .all(|(wanted, value)| wanted.is_none_or(|w| w == *value));
+        let selected = fixed.iter().zip(&point.swept).all(|(wanted, value)| wanted.is_none_or(|w| w == *value));
         if !selected {
             continue;
         }
@@ -221,8 +195,7 @@ fn timeline_chart(
             .take_while(|(t, _, _)| until_ms.is_none_or(|until| *t < until))
             .collect();
         lines.push(Line {
-            label: series_index
-                .map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string()),
+            label: series_index.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string()),
             points,
         });
     }
@@ -232,16 +205,9 @@ fn timeline_chart(
         .zip(&fixed)
         .filter_map(|(axis, value)| value.map(|v| format!("{}={v}", axis.spec.key)))
         .collect();
-    let at_text = if at.is_empty() {
-        String::new()
-    } else {
-        format!(" at {}", at.join(", "))
-    };
+    let at_text = if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) };
     Some(LineChart {
-        title: format!(
-            "{}: {series_name} per {bucket} bucket{at_text}",
-            scenario.name
-        ),
+        title: format!("{}: {series_name} per {bucket} bucket{at_text}", scenario.name),
         subtitle: format!(
             "mean over {} replicates; sharp peaks are clients retrying in lock-step",
             scenario.replicates
@@ -260,10 +226,7 @@ fn render(chart: &LineChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
-        draw(chart, &root).map_err(|message| Error::Chart {
-            path: svg_path.clone(),
-            message,
-        })?;
+        draw(chart, &root).map_err(|message| Error::Chart { path: svg_path.clone(), message })?;
     }
     write_atomic(&svg_path, svg.as_bytes())?;
 
@@ -273,31 +236,20 @@ fn render(chart: &LineChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
         let root = BitMapBackend::new(&temporary, SIZE).into_drawing_area();
         draw(chart, &root).map_err(|message| {
             let _ = std::fs::remove_file(&temporary);
-            Error::Chart {
-                path: png_path.clone(),
-                message,
-            }
+            Error::Chart { path: png_path.clone(), message }
         })?;
     }
     commit(&temporary, &png_path)?;
     Ok(vec![svg_path, png_path])
 }
 
-fn draw<DB: DrawingBackend>(
-    chart: &LineChart,
-    root: &DrawingArea<DB, Shift>,
-) -> Result<(), String> {
+fn draw<DB: DrawingBackend>(chart: &LineChart, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(fail)?;
-    let root = root
-        .titled(&chart.title, (FONT, 26).into_font().style(FontStyle::Bold))
-        .map_err(fail)?;
+    let root = root.titled(&chart.title, (FONT, 26).into_font().style(FontStyle::Bold)).map_err(fail)?;
     let (x_min, x_max, y_max) = bounds(chart);
     let mut plot = ChartBuilder::on(&root)
-        .caption(
-            &chart.subtitle,
-            (FONT, 16).into_font().color(&RGBColor(90, 90, 90)),
-        )
+        .caption(&chart.subtitle, (FONT, 16).into_font().color(&RGBColor(90, 90, 90)))
         .margin(16)
         .x_label_area_size(50)
         .y_label_area_size(80)
@@ -318,31 +270,20 @@ fn draw<DB: DrawingBackend>(
         let color = PALETTE[i % PALETTE.len()];
         if chart.band && line.points.len() > 1 {
             let upper = line.points.iter().map(|&(x, y, ci)| (x, y + ci));
-            let lower = line
-                .points
-                .iter()
-                .rev()
-                .map(|&(x, y, ci)| (x, (y - ci).max(0.0)));
+            let lower = line.points.iter().rev().map(|&(x, y, ci)| (x, (y - ci).max(0.0)));
             plot.draw_series(std::iter::once(Polygon::new(
                 upper.chain(lower).collect::<Vec<_>>(),
                 color.mix(0.18).filled(),
             )))
             .map_err(fail)?;
         }
-        plot.draw_series(LineSeries::new(
-            line.points.iter().map(|&(x, y, _)| (x, y)),
-            color.stroke_width(2),
-        ))
-        .map_err(fail)?
-        .label(line.label.as_str())
-        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
+        plot.draw_series(LineSeries::new(line.points.iter().map(|&(x, y, _)| (x, y)), color.stroke_width(2)))
+            .map_err(fail)?
+            .label(line.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
         if chart.band && line.points.len() <= 40 {
-            plot.draw_series(
-                line.points
-                    .iter()
-                    .map(|&(x, y, _)| Circle::new((x, y), 3, color.filled())),
-            )
-            .map_err(fail)?;
+            plot.draw_series(line.points.iter().map(|&(x, y, _)| Circle::new((x, y), 3, color.filled())))
+                .map_err(fail)?;
         }
     }
     plot.configure_series_labels()
@@ -370,10 +311,6 @@ fn bounds(chart: &LineChart) -> (f64, f64, f64) {
     if x_max <= x_min {
         x_max = x_min + 1.0;
     }
-    let y_max = if y_max > 0.0 && y_max.is_finite() {
-        y_max * 1.08
-    } else {
-        1.0
-    };
+    let y_max = if y_max > 0.0 && y_max.is_finite() { y_max * 1.08 } else { 1.0 };
     (x_min, x_max, y_max)
 }

@@ -31,20 +31,11 @@ pub struct ScenarioInfo {
 
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    Sha256::digest(bytes).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 impl Manifest {
-    pub fn new(
-        scenario: &Scenario,
-        points: &[PlannedPoint],
-        threads: usize,
-        events: u64,
-        elapsed_s: f64,
-    ) -> Self {
+    pub fn new(scenario: &Scenario, points: &[PlannedPoint], threads: usize, events: u64, elapsed_s: f64) -> Self {
         Manifest {
             retrylab_version: env!("CARGO_PKG_VERSION"),
             scenario: ScenarioInfo {
@@ -77,9 +68,6 @@ impl Manifest {
 mod tests {
     #[test]
     fn sha256_matches_the_standard_test_vector() {
-        assert_eq!(
-            super::sha256_hex(b"abc"),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(super::sha256_hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

@@ -39,22 +39,10 @@ pub fn write_results(
         written.push(path);
         Ok(())
     };
-    put(
-        "summary.csv",
-        tables::summary_csv(scenario, points, aggregate),
-    )?;
+    put("summary.csv", tables::summary_csv(scenario, points, aggregate))?;
     put("runs.csv", tables::runs_csv(scenario, points, runs))?;
-    put(
-        "timeline.csv",
-        tables::timeline_csv(scenario, points, aggregate),
-    )?;
-    let manifest = Manifest::new(
-        scenario,
-        points,
-        info.threads,
-        aggregate.events,
-        info.elapsed_s,
-    );
+    put("timeline.csv", tables::timeline_csv(scenario, points, aggregate))?;
+    let manifest = Manifest::new(scenario, points, info.threads, aggregate.events, info.elapsed_s);
     put("manifest.json", manifest.to_json())?;
     written.extend(charts::draw_all(scenario, points, aggregate, out)?);
     Ok(written)

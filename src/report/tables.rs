@@ -20,9 +20,7 @@ pub fn format_number(x: f64) -> String {
 }
 
 fn writer() -> csv::Writer<Vec<u8>> {
-    csv::WriterBuilder::new()
-        .terminator(csv::Terminator::Any(b'\n'))
-        .from_writer(Vec::new())
+    csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new())
 }
 
 fn finish(writer: csv::Writer<Vec<u8>>) -> Vec<u8> {
@@ -31,11 +29,7 @@ fn finish(writer: csv::Writer<Vec<u8>>) -> Vec<u8> {
 }
 
 fn swept_header(scenario: &Scenario) -> Vec<String> {
-    scenario
-        .sweep
-        .iter()
-        .map(|axis| axis.spec.key.to_owned())
-        .collect()
+    scenario.sweep.iter().map(|axis| axis.spec.key.to_owned()).collect()
 }
 
 fn swept_cells(point: &PlannedPoint) -> Vec<String> {
@@ -67,13 +61,7 @@ pub fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run]) -> V
     let mut out = writer();
     let mut header = swept_header(scenario);
     header.extend(["replicate".to_owned(), "seed".to_owned()]);
-    header.extend(
-        scenario
-            .model
-            .metrics()
-            .iter()
-            .map(|metric| metric.name.to_owned()),
-    );
+    header.extend(scenario.model.metrics().iter().map(|metric| metric.name.to_owned()));
     let _ = out.write_record(&header);
     for run in runs {
         let mut row = swept_cells(&points[run.point]);
@@ -84,11 +72,7 @@ pub fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run]) -> V
     finish(out)
 }
 
-pub fn timeline_csv(
-    scenario: &Scenario,
-    points: &[PlannedPoint],
-    aggregate: &Aggregate,
-) -> Vec<u8> {
+pub fn timeline_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Vec<u8> {
     let mut out = writer();
     let series = scenario.model.timeline_series();
     let mut header = swept_header(scenario);

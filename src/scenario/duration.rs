@@ -17,13 +17,10 @@ pub const UNITS: &[(&str, u64)] = &[
 /// Parses `text` into a duration, rounding to the nearest nanosecond. The error says what was expected.
 pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
     let trimmed = text.trim();
-    let split = trimmed
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(trimmed.len());
+    let split = trimmed.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_')).unwrap_or(trimmed.len());
     let (number, unit) = trimmed.split_at(split);
     let unit = unit.trim();
-    let hint =
-        "write a non-negative number and a unit, like \"5ms\" (units: ns, us, ms, s, min, h)";
+    let hint = "write a non-negative number and a unit, like \"5ms\" (units: ns, us, ms, s, min, h)";
     if trimmed.starts_with('-') {
         return Err(format!("durations cannot be negative (\"{text}\"); {hint}"));
     }
@@ -38,27 +35,14 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
         });
     };
     let digits = number.replace('_', "");
-    let value: f64 = digits
-        .parse()
-        .map_err(|_| format!("\"{text}\" is not a duration; {hint}"))?;
+    let value: f64 = digits.parse().map_err(|_| format!("\"{text}\" is not a duration; {hint}"))?;
     // Exact for integers and for decimal fractions down to 1 ns; the f64 path only serves very large values.
     let nanos = match digits.split_once('.') {
-        None => digits
-            .parse::<u128>()
-            .ok()
-            .map(|whole| whole * u128::from(unit_nanos)),
+        None => digits.parse::<u128>().ok().map(|whole| whole * u128::from(unit_nanos)),
         Some((whole, fraction)) if fraction.len() <= 18 => {
-            let whole: u128 = if whole.is_empty() {
-                0
-            } else {
-                whole.parse().ok().unwrap_or(0)
-            };
+            let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().ok().unwrap_or(0) };
             let scale = 10_u128.pow(fraction.len() as u32);
-            let fraction: u128 = if fraction.is_empty() {
-                0
-            } else {
-                fraction.parse().ok().unwrap_or(0)
-            };
+            let fraction: u128 = if fraction.is_empty() { 0 } else { fraction.parse().ok().unwrap_or(0) };
             let unit = u128::from(unit_nanos);
             Some(whole * unit + (fraction * unit + scale / 2) / scale)
         }
@@ -66,9 +50,7 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
     };
     match nanos {
         Some(n) if n <= u128::from(u64::MAX) => Ok(SimDuration::from_nanos(n as u64)),
-        Some(_) => Err(format!(
-            "\"{text}\" is too long (the limit is about 584 years)"
-        )),
+        Some(_) => Err(format!("\"{text}\" is too long (the limit is about 584 years)")),
         None => Ok(SimDuration::from_nanos_f64(value * unit_nanos as f64)),
     }
 }
@@ -94,11 +76,7 @@ mod tests {
             (" 3 ms ", 3_000_000),
         ];
         for (text, nanos) in cases {
-            assert_eq!(
-                parse_duration(text),
-                Ok(SimDuration::from_nanos(nanos)),
-                "{text}"
-            );
+            assert_eq!(parse_duration(text), Ok(SimDuration::from_nanos(nanos)), "{text}");
         }
     }
 

@@ -18,10 +18,7 @@ impl LineCol {
         let before = &text[..text.floor_char_boundary(offset)];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        LineCol {
-            line,
-            column: before[line_start..].chars().count() + 1,
-        }
+        LineCol { line, column: before[line_start..].chars().count() + 1 }
     }
 }
 
@@ -49,18 +46,8 @@ pub struct InputError {
 }
 
 impl InputError {
-    pub fn new(
-        file: &str,
-        origin: Origin,
-        key: Option<String>,
-        message: impl Into<String>,
-    ) -> Self {
-        InputError {
-            file: file.to_owned(),
-            origin,
-            key,
-            message: message.into(),
-        }
+    pub fn new(file: &str, origin: Origin, key: Option<String>, message: impl Into<String>) -> Self {
+        InputError { file: file.to_owned(), origin, key, message: message.into() }
     }
 }
 
@@ -115,33 +102,19 @@ mod tests {
         assert_eq!(LineCol::of_offset(text, 4), LineCol { line: 1, column: 5 });
         // 'µ' is two bytes: the '=' on line 2 is byte 10 but column 4.
         assert_eq!(LineCol::of_offset(text, 10), LineCol { line: 2, column: 4 });
-        assert_eq!(
-            LineCol::of_offset(text, 999),
-            LineCol { line: 3, column: 1 }
-        );
+        assert_eq!(LineCol::of_offset(text, 999), LineCol { line: 3, column: 1 });
     }
 
     #[test]
     fn messages_name_file_position_and_key() {
         let error = InputError::new(
             "s.toml",
-            Origin::File(LineCol {
-                line: 7,
-                column: 12,
-            }),
+            Origin::File(LineCol { line: 7, column: 12 }),
             Some("client.strategy".into()),
             "unknown strategy",
         );
-        assert_eq!(
-            error.to_string(),
-            "s.toml:7:12: client.strategy: unknown strategy"
-        );
-        let error = InputError::new(
-            "s.toml",
-            Origin::CommandLine("cap=1ms".into()),
-            Some("client.cap".into()),
-            "x",
-        );
+        assert_eq!(error.to_string(), "s.toml:7:12: client.strategy: unknown strategy");
+        let error = InputError::new("s.toml", Origin::CommandLine("cap=1ms".into()), Some("client.cap".into()), "x");
         assert_eq!(error.to_string(), "s.toml: --set cap=1ms: client.cap: x");
     }
 }

@@ -100,11 +100,8 @@ pub const DEFAULT_TIMELINE_BUCKET: SimDuration = SimDuration::from_millis(10);
 impl Scenario {
     /// Reads, parses and validates `path`, then applies `--set KEY=VALUE` overrides in order.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, crate::Error> {
-        let source =
-            std::fs::read_to_string(path).map_err(|source| crate::Error::ReadScenario {
-                path: path.to_owned(),
-                source,
-            })?;
+        let source = std::fs::read_to_string(path)
+            .map_err(|source| crate::Error::ReadScenario { path: path.to_owned(), source })?;
         let mut scenario = Scenario::from_source(path, source)?;
         for argument in overrides {
             overrides::apply(&mut scenario, argument)?;
@@ -124,10 +121,7 @@ impl Scenario {
 
     /// The file stem: the default output folder name.
     pub fn stem(&self) -> String {
-        self.path.file_stem().map_or_else(
-            || self.name.clone(),
-            |stem| stem.to_string_lossy().into_owned(),
-        )
+        self.path.file_stem().map_or_else(|| self.name.clone(), |stem| stem.to_string_lossy().into_owned())
     }
 
     pub fn axis(&self, key: &str) -> Option<&SweepAxis> {
@@ -143,12 +137,7 @@ impl Scenario {
         format!("{}.{}", spec.section.name(), spec.key)
     }
 
-    pub(crate) fn error(
-        &self,
-        origin: Origin,
-        key: Option<String>,
-        message: impl Into<String>,
-    ) -> InputError {
+    pub(crate) fn error(&self, origin: Origin, key: Option<String>, message: impl Into<String>) -> InputError {
         InputError::new(&self.display_path(), origin, key, message)
     }
 }

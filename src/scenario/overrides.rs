@@ -16,12 +16,7 @@ pub fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> 
     let file = scenario.display_path();
     let origin = Origin::CommandLine(argument.to_owned());
     let Some((key, text)) = argument.split_once('=') else {
-        return Err(InputError::new(
-            &file,
-            origin,
-            None,
-            "expected KEY=VALUE, like `clients=50`",
-        ));
+        return Err(InputError::new(&file, origin, None, "expected KEY=VALUE, like `clients=50`"));
     };
     let key = key.trim();
     let text = text.trim();
@@ -34,24 +29,18 @@ pub fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> 
             &owned_string
         }
     };
-    let at = Locator {
-        file: &file,
-        source: text,
-        command_line: Some(argument),
-    };
+    let at = Locator { file: &file, source: text, command_line: Some(argument) };
     let bad = |message: &str| at.error(0..0, key, message);
     match key {
         "seed" => {
-            scenario.seed = parse_seed(value.get_ref())
-                .ok_or_else(|| bad("expected a whole number from 0 to 2^63 − 1"))?
+            scenario.seed =
+                parse_seed(value.get_ref()).ok_or_else(|| bad("expected a whole number from 0 to 2^63 − 1"))?
         }
         "replicates" => {
-            scenario.replicates = parse_replicates(value.get_ref())
-                .ok_or_else(|| bad("expected a whole number from 1 to 1000000"))?
+            scenario.replicates =
+                parse_replicates(value.get_ref()).ok_or_else(|| bad("expected a whole number from 1 to 1000000"))?
         }
-        "timeline_bucket" => {
-            scenario.timeline_bucket = parse_bucket(value.get_ref()).map_err(|why| bad(&why))?
-        }
+        "timeline_bucket" => scenario.timeline_bucket = parse_bucket(value.get_ref()).map_err(|why| bad(&why))?,
         _ => {
             let (sweep_only, param_key) = match key.strip_prefix("sweep.") {
                 Some(rest) => (true, rest),
@@ -60,24 +49,14 @@ pub fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> 
             let Some(spec) = resolve_param(scenario.model, param_key) else {
                 let mut valid = vec!["seed", "replicates", "timeline_bucket"];
                 valid.extend(scenario.model.params().map(|spec| spec.key));
-                return Err(bad(&format!(
-                    "unknown key `{key}`; valid keys: {}",
-                    valid.join(", ")
-                )));
+                return Err(bad(&format!("unknown key `{key}`; valid keys: {}", valid.join(", "))));
             };
             let dotted = Scenario::dotted_key(spec);
             let is_list = matches!(value.get_ref(), DeValue::Array(_) | DeValue::Table(_));
-            let position = scenario
-                .sweep
-                .iter()
-                .position(|axis| std::ptr::eq(axis.spec, spec));
+            let position = scenario.sweep.iter().position(|axis| std::ptr::eq(axis.spec, spec));
             if is_list || sweep_only {
                 let values = axis_values(spec, &dotted, value, at)?;
-                let axis = SweepAxis {
-                    spec,
-                    values,
-                    origin: origin.clone(),
-                };
+                let axis = SweepAxis { spec, values, origin: origin.clone() };
                 match position {
                     Some(i) => scenario.sweep[i] = axis,
                     None => scenario.sweep.push(axis),

@@ -10,8 +10,8 @@ use super::duration::parse_duration;
 use super::error::{InputError, LineCol, Locator, Origin};
 use super::value::{convert, integer, number, type_name};
 use super::{
-    ChartOptions, DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TIMELINE_BUCKET, SCHEMA_VERSION,
-    Scenario, Setting, SweepAxis,
+    ChartOptions, DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TIMELINE_BUCKET, SCHEMA_VERSION, Scenario, Setting,
+    SweepAxis,
 };
 use crate::engine::SimDuration;
 use crate::model::{ModelKind, ParamDefault, ParamKind, ParamSpec, Section, Value};
@@ -33,16 +33,10 @@ const RANGE_KEYS: &[&str] = &["from", "to", "step"];
 /// Sweeps larger than this are almost certainly a typo in a range.
 pub const MAX_AXIS_VALUES: usize = 100_000;
 
-type Entry<'i> = (
-    &'i Spanned<std::borrow::Cow<'i, str>>,
-    &'i Spanned<DeValue<'i>>,
-);
+type Entry<'i> = (&'i Spanned<std::borrow::Cow<'i, str>>, &'i Spanned<DeValue<'i>>);
 
 fn find<'t, 'i>(table: &'t DeTable<'i>, key: &str) -> Option<&'t Spanned<DeValue<'i>>> {
-    table
-        .iter()
-        .find(|(k, _)| k.get_ref() == key)
-        .map(|(_, v)| v)
+    table.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
 }
 
 fn as_table<'t, 'i>(
@@ -50,49 +44,23 @@ fn as_table<'t, 'i>(
     key: &str,
     at: Locator<'_>,
 ) -> Result<&'t DeTable<'i>, InputError> {
-    value.get_ref().as_table().ok_or_else(|| {
-        at.error(
-            value.span(),
-            key,
-            format!("expected a table, found {}", type_name(value.get_ref())),
-        )
-    })
+    value
+        .get_ref()
+        .as_table()
+        .ok_or_else(|| at.error(value.span(), key, format!("expected a table, found {}", type_name(value.get_ref()))))
 }
 
-fn unknown_key(
-    at: Locator<'_>,
-    span: Range<usize>,
-    key: &str,
-    where_: &str,
-    valid: &[&str],
-) -> InputError {
-    at.error(
-        span,
-        key,
-        format!(
-            "unknown key `{key}` in {where_}; valid keys: {}",
-            valid.join(", ")
-        ),
-    )
+fn unknown_key(at: Locator<'_>, span: Range<usize>, key: &str, where_: &str, valid: &[&str]) -> InputError {
+    at.error(span, key, format!("unknown key `{key}` in {where_}; valid keys: {}", valid.join(", ")))
 }
 
 /// Parses scenario text.
 pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
     let file = path.display().to_string();
-    let at = Locator {
-        file: &file,
-        source: &source,
-        command_line: None,
-    };
+    let at = Locator { file: &file, source: &source, command_line: None };
     let root = DeTable::parse(&source).map_err(|error| {
         let offset = error.span().map_or(0, |span| span.start);
-        let message = error
-            .message()
-            .lines()
-            .next()
-            .unwrap_or("invalid TOML")
-            .trim()
-            .to_owned();
+        let message = error.message().lines().next().unwrap_or("invalid TOML").trim().to_owned();
         InputError::new(
             &file,
             Origin::File(LineCol::of_offset(&source, offset)),
@@ -105,13 +73,7 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
 
     for (key, _) in root.iter() {
         if !TOP_LEVEL_KEYS.contains(&key.get_ref().as_ref()) {
-            return Err(unknown_key(
-                at,
-                key.span(),
-                key.get_ref(),
-                "the scenario",
-                TOP_LEVEL_KEYS,
-            ));
+            return Err(unknown_key(at, key.span(), key.get_ref(), "the scenario", TOP_LEVEL_KEYS));
         }
     }
 
@@ -128,17 +90,11 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
             return Err(at.error(
                 version.span(),
                 "schema_version",
-                format!(
-                    "version {other} is not supported; this retrylab reads version {SCHEMA_VERSION}"
-                ),
+                format!("version {other} is not supported; this retrylab reads version {SCHEMA_VERSION}"),
             ));
         }
         None => {
-            return Err(at.error(
-                version.span(),
-                "schema_version",
-                format!("expected the integer {SCHEMA_VERSION}"),
-            ));
+            return Err(at.error(version.span(), "schema_version", format!("expected the integer {SCHEMA_VERSION}")));
         }
     }
 
@@ -147,73 +103,46 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
             None => Ok(None),
             Some(value) => match value.get_ref() {
                 DeValue::String(s) => Ok(Some(s.to_string())),
-                other => Err(at.error(
-                    value.span(),
-                    key,
-                    format!("expected a string, found {}", type_name(other)),
-                )),
+                other => Err(at.error(value.span(), key, format!("expected a string, found {}", type_name(other)))),
             },
         }
     };
-    let name = text("name")?.unwrap_or_else(|| {
-        path.file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
-    });
+    let name = text("name")?
+        .unwrap_or_else(|| path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned()));
     let description = text("description")?.unwrap_or_default();
 
     let seed = match find(root, "seed") {
         None => DEFAULT_SEED,
-        Some(value) => parse_seed(value.get_ref()).ok_or_else(|| {
-            at.error(
-                value.span(),
-                "seed",
-                "expected a whole number from 0 to 2^63 − 1",
-            )
-        })?,
+        Some(value) => parse_seed(value.get_ref())
+            .ok_or_else(|| at.error(value.span(), "seed", "expected a whole number from 0 to 2^63 − 1"))?,
     };
     let replicates = match find(root, "replicates") {
         None => DEFAULT_REPLICATES,
-        Some(value) => parse_replicates(value.get_ref()).ok_or_else(|| {
-            at.error(
-                value.span(),
-                "replicates",
-                "expected a whole number from 1 to 1000000",
-            )
-        })?,
+        Some(value) => parse_replicates(value.get_ref())
+            .ok_or_else(|| at.error(value.span(), "replicates", "expected a whole number from 1 to 1000000"))?,
     };
     let timeline_bucket = match find(root, "timeline_bucket") {
         None => DEFAULT_TIMELINE_BUCKET,
-        Some(value) => parse_bucket(value.get_ref())
-            .map_err(|why| at.error(value.span(), "timeline_bucket", why))?,
+        Some(value) => parse_bucket(value.get_ref()).map_err(|why| at.error(value.span(), "timeline_bucket", why))?,
     };
 
     let model_value = find(root, "model").ok_or_else(|| {
         at.error(
             root_span.start..root_span.start,
             "model",
-            format!(
-                "missing [model] table; add one with `kind = \"{}\"`",
-                ModelKind::NAMES.join("\" | \"")
-            ),
+            format!("missing [model] table; add one with `kind = \"{}\"`", ModelKind::NAMES.join("\" | \"")),
         )
     })?;
     let model_table = as_table(model_value, "model", at)?;
     let kind_value = find(model_table, "kind").ok_or_else(|| {
-        at.error(
-            model_value.span(),
-            "model.kind",
-            format!("missing; valid kinds: {}", ModelKind::NAMES.join(", ")),
-        )
+        at.error(model_value.span(), "model.kind", format!("missing; valid kinds: {}", ModelKind::NAMES.join(", ")))
     })?;
     let model = match kind_value.get_ref() {
         DeValue::String(kind) => ModelKind::from_name(kind).ok_or_else(|| {
             at.error(
                 kind_value.span(),
                 "model.kind",
-                format!(
-                    "unknown model \"{kind}\"; valid kinds: {}",
-                    ModelKind::NAMES.join(", ")
-                ),
+                format!("unknown model \"{kind}\"; valid kinds: {}", ModelKind::NAMES.join(", ")),
             )
         })?,
         other => {
@@ -232,24 +161,14 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
                 ParamDefault::Value(value) => Some(value),
                 ParamDefault::Required | ParamDefault::Unset => None,
             };
-            Setting {
-                spec,
-                value,
-                origin: Origin::Default,
-            }
+            Setting { spec, value, origin: Origin::Default }
         })
         .collect();
 
     read_section(model, Section::Model, model_table.iter(), at, &mut settings)?;
     if let Some(client_value) = find(root, "client") {
         let client_table = as_table(client_value, "client", at)?;
-        read_section(
-            model,
-            Section::Client,
-            client_table.iter(),
-            at,
-            &mut settings,
-        )?;
+        read_section(model, Section::Client, client_table.iter(), at, &mut settings)?;
     }
 
     let mut sweep = Vec::new();
@@ -261,20 +180,14 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
             })?;
             let dotted = format!("sweep.{}", key.get_ref());
             let values = axis_values(spec, &dotted, value, at)?;
-            sweep.push(SweepAxis {
-                spec,
-                values,
-                origin: at.origin(key.span()),
-            });
+            sweep.push(SweepAxis { spec, values, origin: at.origin(key.span()) });
         }
     }
 
     for setting in &settings {
         if matches!(setting.spec.default, ParamDefault::Required)
             && setting.value.is_none()
-            && !sweep
-                .iter()
-                .any(|axis| std::ptr::eq(axis.spec, setting.spec))
+            && !sweep.iter().any(|axis| std::ptr::eq(axis.spec, setting.spec))
         {
             let section = setting.spec.section.name();
             return Err(at.error(
@@ -313,17 +226,12 @@ pub(super) fn parse_seed(value: &DeValue<'_>) -> Option<u64> {
 }
 
 pub(super) fn parse_replicates(value: &DeValue<'_>) -> Option<u32> {
-    integer(value)
-        .filter(|n| (1..=1_000_000).contains(n))
-        .map(|n| n as u32)
+    integer(value).filter(|n| (1..=1_000_000).contains(n)).map(|n| n as u32)
 }
 
 pub(super) fn parse_bucket(value: &DeValue<'_>) -> Result<SimDuration, String> {
     let DeValue::String(text) = value else {
-        return Err(format!(
-            "expected a duration with its unit, like \"10ms\", found {}",
-            type_name(value)
-        ));
+        return Err(format!("expected a duration with its unit, like \"10ms\", found {}", type_name(value)));
     };
     let bucket = parse_duration(text)?;
     if bucket.is_zero() {
@@ -335,9 +243,7 @@ pub(super) fn parse_bucket(value: &DeValue<'_>) -> Result<SimDuration, String> {
 /// Finds a parameter by bare key (`clients`) or dotted key (`model.clients`, `client.base`).
 pub(super) fn resolve_param(model: ModelKind, key: &str) -> Option<&'static ParamSpec> {
     match key.split_once('.') {
-        Some((section, bare)) => model
-            .params()
-            .find(|spec| spec.section.name() == section && spec.key == bare),
+        Some((section, bare)) => model.params().find(|spec| spec.section.name() == section && spec.key == bare),
         None => model.params().find(|spec| spec.key == key),
     }
 }
@@ -349,21 +255,14 @@ fn read_section<'i>(
     at: Locator<'_>,
     settings: &mut [Setting],
 ) -> Result<(), InputError> {
-    let valid: Vec<&str> = model
-        .params()
-        .filter(|spec| spec.section == section)
-        .map(|spec| spec.key)
-        .collect();
+    let valid: Vec<&str> = model.params().filter(|spec| spec.section == section).map(|spec| spec.key).collect();
     for (key, value) in entries {
         let key_text = key.get_ref().as_ref();
         if section == Section::Model && key_text == "kind" {
             continue;
         }
         let dotted = format!("{}.{key_text}", section.name());
-        let Some(setting) = settings
-            .iter_mut()
-            .find(|s| s.spec.section == section && s.spec.key == key_text)
-        else {
+        let Some(setting) = settings.iter_mut().find(|s| s.spec.section == section && s.spec.key == key_text) else {
             let mut valid = valid.clone();
             if section == Section::Model {
                 valid.insert(0, "kind");
@@ -372,28 +271,22 @@ fn read_section<'i>(
             return Err(unknown_key(at, key.span(), &dotted, &table, &valid));
         };
         if matches!(value.get_ref(), DeValue::Array(_)) || is_range(value.get_ref()) {
-            return Err(at.error(value.span(), &dotted, format!(
-                "a list or range belongs in [sweep]: move it there as `{key_text} = …` to run one point per value"
-            )));
+            return Err(at.error(
+                value.span(),
+                &dotted,
+                format!(
+                    "a list or range belongs in [sweep]: move it there as `{key_text} = …` to run one point per value"
+                ),
+            ));
         }
-        setting.value = Some(convert(
-            setting.spec,
-            &dotted,
-            value.get_ref(),
-            value.span(),
-            at,
-        )?);
+        setting.value = Some(convert(setting.spec, &dotted, value.get_ref(), value.span(), at)?);
         setting.origin = at.origin(value.span());
     }
     Ok(())
 }
 
 fn is_range(value: &DeValue<'_>) -> bool {
-    value.as_table().is_some_and(|table| {
-        table
-            .iter()
-            .any(|(k, _)| RANGE_KEYS.contains(&k.get_ref().as_ref()))
-    })
+    value.as_table().is_some_and(|table| table.iter().any(|(k, _)| RANGE_KEYS.contains(&k.get_ref().as_ref())))
 }
 
 /// The values of one sweep axis: an array of values, or a `{ from, to, step }` range (both ends included when
@@ -407,11 +300,7 @@ pub(super) fn axis_values(
     let values = match value.get_ref() {
         DeValue::Array(items) => {
             if items.is_empty() {
-                return Err(at.error(
-                    value.span(),
-                    key,
-                    "an empty list sweeps nothing; give at least one value",
-                ));
+                return Err(at.error(value.span(), key, "an empty list sweeps nothing; give at least one value"));
             }
             items
                 .iter()
@@ -425,10 +314,7 @@ pub(super) fn axis_values(
         return Err(at.error(
             value.span(),
             key,
-            format!(
-                "{} values is more than the limit of {MAX_AXIS_VALUES}; check the step",
-                values.len()
-            ),
+            format!("{} values is more than the limit of {MAX_AXIS_VALUES}; check the step", values.len()),
         ));
     }
     Ok(values)
@@ -443,44 +329,25 @@ fn range_values(
 ) -> Result<Vec<Value>, InputError> {
     for (k, _) in table.iter() {
         if !RANGE_KEYS.contains(&k.get_ref().as_ref()) {
-            return Err(unknown_key(
-                at,
-                k.span(),
-                &format!("{key}.{}", k.get_ref()),
-                "a range",
-                RANGE_KEYS,
-            ));
+            return Err(unknown_key(at, k.span(), &format!("{key}.{}", k.get_ref()), "a range", RANGE_KEYS));
         }
     }
     let part = |name: &str| {
         find(table, name).ok_or_else(|| {
-            at.error(
-                span.clone(),
-                key,
-                format!("a range needs `from`, `to` and `step`; `{name}` is missing"),
-            )
+            at.error(span.clone(), key, format!("a range needs `from`, `to` and `step`; `{name}` is missing"))
         })
     };
     let (from, to, step) = (part("from")?, part("to")?, part("step")?);
-    let from_value = convert(
-        spec,
-        &format!("{key}.from"),
-        from.get_ref(),
-        from.span(),
-        at,
-    )?;
+    let from_value = convert(spec, &format!("{key}.from"), from.get_ref(), from.span(), at)?;
     let to_value = convert(spec, &format!("{key}.to"), to.get_ref(), to.span(), at)?;
     let step_key = format!("{key}.step");
-    let too_many = || {
-        at.error(
-            span.clone(),
-            key,
-            format!("the range has more than {MAX_AXIS_VALUES} values; check the step"),
-        )
-    };
+    let too_many =
+        || at.error(span.clone(), key, format!("the range has more than {MAX_AXIS_VALUES} values; check the step"));
     match (spec.kind, from_value, to_value) {
         (ParamKind::Count { .. }, Value::Count(low), Value::Count(high)) => {
-            let step = integer(step.get_ref()).filter(|s| *s > 0).ok_or_else(|| at.error(step.span(), &step_key, "expected a whole number > 0"))?;
+            let step = integer(step.get_ref())
+                .filter(|s| *s > 0)
+                .ok_or_else(|| at.error(step.span(), &step_key, "expected a whole number > 0"))?;
             check_order(low <= high, key, &span, at)?;
             let count = ((high - low) / step + 1) as usize;
             if count > MAX_AXIS_VALUES {
@@ -489,7 +356,9 @@ fn range_values(
             Ok((0..count as i64).map(|i| Value::Count(low + i * step)).collect())
         }
         (ParamKind::Real { .. }, Value::Real(low), Value::Real(high)) => {
-            let step = number(step.get_ref()).filter(|s| s.is_finite() && *s > 0.0).ok_or_else(|| at.error(step.span(), &step_key, "expected a number > 0"))?;
+            let step = number(step.get_ref())
+                .filter(|s| s.is_finite() && *s > 0.0)
+                .ok_or_else(|| at.error(step.span(), &step_key, "expected a number > 0"))?;
             check_order(low <= high, key, &span, at)?;
             // A small tolerance keeps `to` when decimal steps do not add up exactly (0.1 + 0.2 ≠ 0.3).
             let count = ((high - low) / step + 1e-9).floor() + 1.0;
@@ -509,23 +378,23 @@ fn range_values(
             if count > MAX_AXIS_VALUES {
                 return Err(too_many());
             }
-            Ok((0..count as u64).map(|i| Value::Duration(SimDuration::from_nanos(low.as_nanos() + i * step.as_nanos()))).collect())
+            Ok((0..count as u64)
+                .map(|i| Value::Duration(SimDuration::from_nanos(low.as_nanos() + i * step.as_nanos())))
+                .collect())
         }
-        _ => Err(at.error(span, key, format!("`{}` takes names, so it cannot be a range; list the values instead, like [\"a\", \"b\"]", spec.key))),
+        _ => Err(at.error(
+            span,
+            key,
+            format!(
+                "`{}` takes names, so it cannot be a range; list the values instead, like [\"a\", \"b\"]",
+                spec.key
+            ),
+        )),
     }
 }
 
-fn check_order(
-    ok: bool,
-    key: &str,
-    span: &Range<usize>,
-    at: Locator<'_>,
-) -> Result<(), InputError> {
-    if ok {
-        Ok(())
-    } else {
-        Err(at.error(span.clone(), key, "`from` must not be greater than `to`"))
-    }
+fn check_order(ok: bool, key: &str, span: &Range<usize>, at: Locator<'_>) -> Result<(), InputError> {
+    if ok { Ok(()) } else { Err(at.error(span.clone(), key, "`from` must not be greater than `to`")) }
 }
 
 fn read_charts(
@@ -540,24 +409,16 @@ fn read_charts(
             .get_ref()
             .as_str()
             .ok_or_else(|| at.error(value.span(), key, "expected the name of a swept parameter"))?;
-        sweep
-            .iter()
-            .map(|axis| axis.spec.key)
-            .find(|k| *k == name)
-            .ok_or_else(|| {
-                at.error(
-                    value.span(),
-                    key,
-                    format!(
-                        "\"{name}\" is not swept; swept parameters: {}",
-                        if swept.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            swept.join(", ")
-                        }
-                    ),
-                )
-            })
+        sweep.iter().map(|axis| axis.spec.key).find(|k| *k == name).ok_or_else(|| {
+            at.error(
+                value.span(),
+                key,
+                format!(
+                    "\"{name}\" is not swept; swept parameters: {}",
+                    if swept.is_empty() { "none".to_owned() } else { swept.join(", ") }
+                ),
+            )
+        })
     };
     let mut options = ChartOptions::default();
     for (key, value) in table.iter() {
@@ -566,28 +427,20 @@ fn read_charts(
             "x" => options.x = Some(swept_key(value, &dotted)?),
             "series" => options.series = Some(swept_key(value, &dotted)?),
             "metrics" => {
-                let items = value.get_ref().as_array().ok_or_else(|| {
-                    at.error(value.span(), &dotted, "expected a list of metric names")
-                })?;
+                let items = value
+                    .get_ref()
+                    .as_array()
+                    .ok_or_else(|| at.error(value.span(), &dotted, "expected a list of metric names"))?;
                 for item in items.iter() {
                     let name = item.get_ref().as_str().unwrap_or_default();
-                    let metric =
-                        model
-                            .metrics()
-                            .iter()
-                            .find(|m| m.name == name)
-                            .ok_or_else(|| {
-                                let valid: Vec<&str> =
-                                    model.metrics().iter().map(|m| m.name).collect();
-                                at.error(
-                                    item.span(),
-                                    &dotted,
-                                    format!(
-                                        "unknown metric \"{name}\"; valid: {}",
-                                        valid.join(", ")
-                                    ),
-                                )
-                            })?;
+                    let metric = model.metrics().iter().find(|m| m.name == name).ok_or_else(|| {
+                        let valid: Vec<&str> = model.metrics().iter().map(|m| m.name).collect();
+                        at.error(
+                            item.span(),
+                            &dotted,
+                            format!("unknown metric \"{name}\"; valid: {}", valid.join(", ")),
+                        )
+                    })?;
                     options.metrics.push(metric.name);
                 }
             }
@@ -595,21 +448,15 @@ fn read_charts(
                 let at_table = as_table(value, &dotted, at)?;
                 for (param, wanted) in at_table.iter() {
                     let param_key = format!("{dotted}.{}", param.get_ref());
-                    let axis = sweep
-                        .iter()
-                        .find(|axis| axis.spec.key == param.get_ref().as_ref())
-                        .ok_or_else(|| {
+                    let axis =
+                        sweep.iter().find(|axis| axis.spec.key == param.get_ref().as_ref()).ok_or_else(|| {
                             at.error(
                                 param.span(),
                                 &param_key,
-                                format!(
-                                    "not a swept parameter; swept parameters: {}",
-                                    swept.join(", ")
-                                ),
+                                format!("not a swept parameter; swept parameters: {}", swept.join(", ")),
                             )
                         })?;
-                    let wanted_value =
-                        convert(axis.spec, &param_key, wanted.get_ref(), wanted.span(), at)?;
+                    let wanted_value = convert(axis.spec, &param_key, wanted.get_ref(), wanted.span(), at)?;
                     if !axis.values.contains(&wanted_value) {
                         return Err(at.error(
                             wanted.span(),

@@ -50,25 +50,14 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
             .settings
             .iter()
             .map(|setting| {
-                let swept_value = scenario
-                    .sweep
-                    .iter()
-                    .position(|axis| std::ptr::eq(axis.spec, setting.spec))
-                    .map(|i| swept[i]);
+                let swept_value =
+                    scenario.sweep.iter().position(|axis| std::ptr::eq(axis.spec, setting.spec)).map(|i| swept[i]);
                 (setting.spec, swept_value.or(setting.value))
             })
             .collect();
         let point = Point::new(entries);
-        let config = scenario
-            .model
-            .configure(&point)
-            .map_err(|problem| locate(scenario, &swept, problem))?;
-        points.push(PlannedPoint {
-            index,
-            swept,
-            hash: stable_hash(point.canonical_text().as_bytes()),
-            config,
-        });
+        let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
+        points.push(PlannedPoint { index, swept, hash: stable_hash(point.canonical_text().as_bytes()), config });
     }
     Ok(points)
 }
@@ -77,10 +66,7 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
 fn locate(scenario: &Scenario, swept: &[Value], problem: crate::model::ParamError) -> InputError {
     let setting = scenario.settings.iter().find(|s| s.spec.key == problem.key);
     let key = setting.map_or_else(|| problem.key.to_owned(), |s| Scenario::dotted_key(s.spec));
-    let axis = scenario
-        .sweep
-        .iter()
-        .find(|axis| axis.spec.key == problem.key);
+    let axis = scenario.sweep.iter().find(|axis| axis.spec.key == problem.key);
     let origin = match (axis, setting) {
         (Some(axis), _) => axis.origin.clone(),
         (None, Some(setting)) => setting.origin.clone(),
@@ -88,12 +74,8 @@ fn locate(scenario: &Scenario, swept: &[Value], problem: crate::model::ParamErro
     };
     let mut message = problem.message;
     if !scenario.sweep.is_empty() {
-        let at: Vec<String> = scenario
-            .sweep
-            .iter()
-            .zip(swept)
-            .map(|(axis, value)| format!("{}={value}", axis.spec.key))
-            .collect();
+        let at: Vec<String> =
+            scenario.sweep.iter().zip(swept).map(|(axis, value)| format!("{}={value}", axis.spec.key)).collect();
         message = format!("{message} (at sweep point {})", at.join(", "));
     }
     if origin == Origin::Default {

@@ -36,26 +36,10 @@ fn error_of(text: &str) -> String {
 #[test]
 fn a_good_scenario_expands_to_the_cartesian_product_in_order() {
     let scenario = parse(GOOD).unwrap();
-    assert_eq!(
-        (scenario.seed, scenario.replicates, scenario.name.as_str()),
-        (7, 3, "demo")
-    );
+    assert_eq!((scenario.seed, scenario.replicates, scenario.name.as_str()), (7, 3, "demo"));
     let points = plan(&scenario).unwrap();
-    let labels: Vec<String> = points
-        .iter()
-        .map(|p| format!("{}/{}", p.swept[0], p.swept[1]))
-        .collect();
-    assert_eq!(
-        labels,
-        [
-            "10/none",
-            "10/full-jitter",
-            "20/none",
-            "20/full-jitter",
-            "30/none",
-            "30/full-jitter"
-        ]
-    );
+    let labels: Vec<String> = points.iter().map(|p| format!("{}/{}", p.swept[0], p.swept[1])).collect();
+    assert_eq!(labels, ["10/none", "10/full-jitter", "20/none", "20/full-jitter", "30/none", "30/full-jitter"]);
     let mut hashes: Vec<u64> = points.iter().map(|p| p.hash).collect();
     hashes.sort_unstable();
     hashes.dedup();
@@ -65,15 +49,9 @@ fn a_good_scenario_expands_to_the_cartesian_product_in_order() {
 #[test]
 fn hashes_depend_on_parameters_not_on_position() {
     let a = plan(&parse(GOOD).unwrap()).unwrap();
-    let reordered = GOOD.replace(
-        r#"strategy = ["none", "full-jitter"]"#,
-        r#"strategy = ["full-jitter", "none"]"#,
-    );
+    let reordered = GOOD.replace(r#"strategy = ["none", "full-jitter"]"#, r#"strategy = ["full-jitter", "none"]"#);
     let b = plan(&parse(&reordered).unwrap()).unwrap();
-    assert_eq!(
-        a[0].hash, b[1].hash,
-        "10/none keeps its hash wherever it sits"
-    );
+    assert_eq!(a[0].hash, b[1].hash, "10/none keeps its hash wherever it sits");
 }
 
 #[test]
@@ -87,76 +65,30 @@ fn malformed_toml_is_located() {
 #[test]
 fn unknown_keys_are_refused_with_the_valid_ones() {
     let message = error_of(&GOOD.replace("cap = \"2s\"", "cap = \"2s\"\njitter = true"));
-    assert!(
-        message.starts_with("demo.toml:15:1: client.jitter: unknown key"),
-        "{message}"
-    );
+    assert!(message.starts_with("demo.toml:15:1: client.jitter: unknown key"), "{message}");
     assert!(message.contains("strategy, base, cap"), "{message}");
     let message = error_of(&GOOD.replace("seed = 7", "sed = 7"));
-    assert!(
-        message.contains("demo.toml:4:1: sed: unknown key `sed`"),
-        "{message}"
-    );
+    assert!(message.contains("demo.toml:4:1: sed: unknown key `sed`"), "{message}");
 }
 
 #[test]
 fn wrong_types_and_bad_values_name_key_and_expectation() {
     let cases = [
-        (
-            "clients = 20",
-            "clients = \"many\"",
-            "model.clients: expected a whole number",
-        ),
-        (
-            "clients = 20",
-            "clients = 0",
-            "model.clients: 0 is out of range",
-        ),
-        (
-            "base = \"5ms\"",
-            "base = 5",
-            "client.base: a duration needs its unit",
-        ),
-        (
-            "base = \"5ms\"",
-            "base = \"-5ms\"",
-            "client.base: durations cannot be negative",
-        ),
-        (
-            "base = \"5ms\"",
-            "base = \"5\"",
-            "client.base: \"5\" has no unit",
-        ),
-        (
-            "replicates = 3",
-            "replicates = 0",
-            "replicates: expected a whole number from 1",
-        ),
+        ("clients = 20", "clients = \"many\"", "model.clients: expected a whole number"),
+        ("clients = 20", "clients = 0", "model.clients: 0 is out of range"),
+        ("base = \"5ms\"", "base = 5", "client.base: a duration needs its unit"),
+        ("base = \"5ms\"", "base = \"-5ms\"", "client.base: durations cannot be negative"),
+        ("base = \"5ms\"", "base = \"5\"", "client.base: \"5\" has no unit"),
+        ("replicates = 3", "replicates = 0", "replicates: expected a whole number from 1"),
         (
             "strategy = \"exponential\"",
             "strategy = \"ful-jitter\"",
             "unknown strategy \"ful-jitter\"; valid: none, constant",
         ),
-        (
-            "kind = \"occ\"",
-            "kind = \"occc\"",
-            "model.kind: unknown model \"occc\"; valid kinds: occ",
-        ),
-        (
-            "schema_version = 1",
-            "schema_version = 2",
-            "schema_version: version 2 is not supported",
-        ),
-        (
-            "step = 10 }",
-            "step = 0 }",
-            "sweep.clients.step: expected a whole number > 0",
-        ),
-        (
-            "timeline_at = { clients = 20 }",
-            "timeline_at = { clients = 25 }",
-            "25 is not one of the swept values",
-        ),
+        ("kind = \"occ\"", "kind = \"occc\"", "model.kind: unknown model \"occc\"; valid kinds: occ"),
+        ("schema_version = 1", "schema_version = 2", "schema_version: version 2 is not supported"),
+        ("step = 10 }", "step = 0 }", "sweep.clients.step: expected a whole number > 0"),
+        ("timeline_at = { clients = 20 }", "timeline_at = { clients = 25 }", "25 is not one of the swept values"),
     ];
     for (from, to, expected) in cases {
         let text = GOOD.replace(from, to);
@@ -172,17 +104,12 @@ fn cap_below_base_is_caught_at_the_point_that_breaks_it() {
     let text = GOOD.replace("cap = \"2s\"", "cap = \"1ms\"");
     let scenario = parse(&text).unwrap();
     let message = plan(&scenario).err().unwrap().to_string();
-    assert!(
-        message.starts_with("demo.toml:14:7: client.cap: cap (1ms) must be at least base (5ms)"),
-        "{message}"
-    );
+    assert!(message.starts_with("demo.toml:14:7: client.cap: cap (1ms) must be at least base (5ms)"), "{message}");
 }
 
 #[test]
 fn missing_required_parameter_is_named() {
-    let text = GOOD
-        .replace("clients = 20\n", "")
-        .replace("clients = { from = 10, to = 30, step = 10 }\n", "");
+    let text = GOOD.replace("clients = 20\n", "").replace("clients = { from = 10, to = 30, step = 10 }\n", "");
     let message = error_of(&text);
     assert!(message.contains("model.clients: missing"), "{message}");
 }
@@ -201,48 +128,22 @@ fn overrides_fix_or_sweep_parameters() {
     overrides::apply(&mut scenario, "replicates=9").unwrap();
     overrides::apply(&mut scenario, "sweep.clients=[5, 6]").unwrap();
     assert_eq!(scenario.replicates, 9);
-    assert_eq!(
-        scenario.sweep.len(),
-        1,
-        "a scalar removes the strategy axis"
-    );
-    assert_eq!(
-        scenario.sweep[0].values,
-        vec![Value::Count(5), Value::Count(6)]
-    );
-    let base = scenario
-        .settings
-        .iter()
-        .find(|s| s.spec.key == "base")
-        .unwrap();
-    assert_eq!(
-        base.value,
-        Some(Value::Duration(SimDuration::from_millis(10)))
-    );
+    assert_eq!(scenario.sweep.len(), 1, "a scalar removes the strategy axis");
+    assert_eq!(scenario.sweep[0].values, vec![Value::Count(5), Value::Count(6)]);
+    let base = scenario.settings.iter().find(|s| s.spec.key == "base").unwrap();
+    assert_eq!(base.value, Some(Value::Duration(SimDuration::from_millis(10))));
     assert_eq!(plan(&scenario).unwrap().len(), 2);
 }
 
 #[test]
 fn bad_overrides_name_the_argument() {
     let mut scenario = parse(GOOD).unwrap();
-    let message = overrides::apply(&mut scenario, "clientz=5")
-        .unwrap_err()
-        .to_string();
-    assert!(
-        message.starts_with("demo.toml: --set clientz=5: clientz: unknown key `clientz`"),
-        "{message}"
-    );
+    let message = overrides::apply(&mut scenario, "clientz=5").unwrap_err().to_string();
+    assert!(message.starts_with("demo.toml: --set clientz=5: clientz: unknown key `clientz`"), "{message}");
     assert!(message.contains("clients"), "{message}");
-    let message = overrides::apply(&mut scenario, "cap=fast")
-        .unwrap_err()
-        .to_string();
-    assert!(
-        message.contains("client.cap: \"fast\" is not a duration"),
-        "{message}"
-    );
-    let message = overrides::apply(&mut scenario, "seed")
-        .unwrap_err()
-        .to_string();
+    let message = overrides::apply(&mut scenario, "cap=fast").unwrap_err().to_string();
+    assert!(message.contains("client.cap: \"fast\" is not a duration"), "{message}");
+    let message = overrides::apply(&mut scenario, "seed").unwrap_err().to_string();
     assert!(message.contains("expected KEY=VALUE"), "{message}");
 }
 
@@ -253,15 +154,7 @@ fn ranges_cover_counts_reals_and_durations() {
         "multiplier = { from = 1.5, to = 2.1, step = 0.3 }\nbase = { from = \"1ms\", to = \"2ms\", step = \"0.5ms\" }",
     );
     let scenario = parse(&text).unwrap();
-    let values = |key: &str| {
-        scenario
-            .axis(key)
-            .unwrap()
-            .values
-            .iter()
-            .map(|v| v.to_string())
-            .collect::<Vec<_>>()
-    };
+    let values = |key: &str| scenario.axis(key).unwrap().values.iter().map(|v| v.to_string()).collect::<Vec<_>>();
     assert_eq!(values("clients"), ["10", "20", "30"]);
     assert_eq!(values("multiplier").len(), 3, "{:?}", values("multiplier"));
     assert_eq!(values("base"), ["1ms", "1.5ms", "2ms"]);

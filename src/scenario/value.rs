@@ -24,9 +24,7 @@ pub fn type_name(value: &DeValue<'_>) -> &'static str {
 /// Reads a TOML integer (any radix) as `i64`.
 pub fn integer(value: &DeValue<'_>) -> Option<i64> {
     match value {
-        DeValue::Integer(int) => {
-            i64::from_str_radix(&int.as_str().replace('_', ""), int.radix()).ok()
-        }
+        DeValue::Integer(int) => i64::from_str_radix(&int.as_str().replace('_', ""), int.radix()).ok(),
         _ => None,
     }
 }
@@ -49,47 +47,28 @@ pub fn convert(
     at: Locator<'_>,
 ) -> Result<Value, InputError> {
     let expected = spec.kind.describe();
-    let wrong_type = || {
-        at.error(
-            span.clone(),
-            key,
-            format!("expected {expected}, found {}", type_name(raw)),
-        )
-    };
+    let wrong_type = || at.error(span.clone(), key, format!("expected {expected}, found {}", type_name(raw)));
     match spec.kind {
         ParamKind::Count { min, max } => {
             let n = integer(raw).ok_or_else(wrong_type)?;
             if n < min || n > max {
-                return Err(at.error(
-                    span,
-                    key,
-                    format!("{n} is out of range; expected {expected}"),
-                ));
+                return Err(at.error(span, key, format!("{n} is out of range; expected {expected}")));
             }
             Ok(Value::Count(n))
         }
         ParamKind::Real { min, max } => {
             let x = number(raw).ok_or_else(wrong_type)?;
             if !x.is_finite() || x < min || x > max {
-                return Err(at.error(
-                    span,
-                    key,
-                    format!("{x} is out of range; expected {expected}"),
-                ));
+                return Err(at.error(span, key, format!("{x} is out of range; expected {expected}")));
             }
             Ok(Value::Real(x))
         }
         ParamKind::Duration => match raw {
-            DeValue::String(text) => parse_duration(text)
-                .map(Value::Duration)
-                .map_err(|why| at.error(span, key, why)),
+            DeValue::String(text) => parse_duration(text).map(Value::Duration).map_err(|why| at.error(span, key, why)),
             DeValue::Integer(_) | DeValue::Float(_) => Err(at.error(
                 span,
                 key,
-                format!(
-                    "a duration needs its unit: write it as a string, like \"{}ms\"",
-                    number(raw).unwrap_or(0.0)
-                ),
+                format!("a duration needs its unit: write it as a string, like \"{}ms\"", number(raw).unwrap_or(0.0)),
             )),
             _ => Err(wrong_type()),
         },
@@ -97,21 +76,9 @@ pub fn convert(
             let DeValue::String(text) = raw else {
                 return Err(wrong_type());
             };
-            names
-                .iter()
-                .find(|name| **name == text.as_ref())
-                .map(|name| Value::Choice(name))
-                .ok_or_else(|| {
-                    at.error(
-                        span,
-                        key,
-                        format!(
-                            "unknown {} \"{text}\"; valid: {}",
-                            spec.key,
-                            names.join(", ")
-                        ),
-                    )
-                })
+            names.iter().find(|name| **name == text.as_ref()).map(|name| Value::Choice(name)).ok_or_else(|| {
+                at.error(span, key, format!("unknown {} \"{text}\"; valid: {}", spec.key, names.join(", ")))
+            })
         }
     }
 }

@@ -23,11 +23,8 @@ pub struct BackoffParams {
 
 impl BackoffParams {
     /// The AWS 2015 study's values: base 5 ms, cap 2 s, multiplier 2.
-    pub const AWS_2015: BackoffParams = BackoffParams {
-        base: SimDuration::from_millis(5),
-        cap: SimDuration::from_secs(2),
-        multiplier: 2.0,
-    };
+    pub const AWS_2015: BackoffParams =
+        BackoffParams { base: SimDuration::from_millis(5), cap: SimDuration::from_secs(2), multiplier: 2.0 };
 
     pub(crate) fn base_nanos(&self) -> f64 {
         self.base.as_nanos_f64()
@@ -60,12 +57,7 @@ pub trait BackoffFormula {
     const ABOUT: &'static str;
 
     /// The sleep before retry `n` (`n ≥ 1`, see the module docs).
-    fn delay<R: Rng + ?Sized>(
-        params: &BackoffParams,
-        n: u32,
-        memory: &mut BackoffMemory,
-        rng: &mut R,
-    ) -> SimDuration;
+    fn delay<R: Rng + ?Sized>(params: &BackoffParams, n: u32, memory: &mut BackoffMemory, rng: &mut R) -> SimDuration;
 }
 
 /// A uniform draw from `[low, high)` (or exactly `low` when `high ≤ low`).
@@ -132,19 +124,12 @@ register_strategies! {
 impl Strategy {
     /// Looks a strategy up by its scenario-file name.
     pub fn from_name(name: &str) -> Option<Strategy> {
-        Strategy::ALL
-            .iter()
-            .copied()
-            .find(|strategy| strategy.name() == name)
+        Strategy::ALL.iter().copied().find(|strategy| strategy.name() == name)
     }
 
     /// The valid names, comma-separated, for error messages.
     pub fn valid_names() -> String {
-        Strategy::ALL
-            .iter()
-            .map(|s| s.name())
-            .collect::<Vec<_>>()
-            .join(", ")
+        Strategy::ALL.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
     }
 }
 

@@ -15,9 +15,7 @@ fn draws(strategy: Strategy, n: u32, samples: usize, seed: u64) -> Vec<f64> {
             for earlier in 1..n {
                 strategy.delay(&PARAMS, earlier, &mut memory, &mut rng);
             }
-            strategy
-                .delay(&PARAMS, n, &mut memory, &mut rng)
-                .as_nanos_f64()
+            strategy.delay(&PARAMS, n, &mut memory, &mut rng).as_nanos_f64()
         })
         .collect()
 }
@@ -54,10 +52,7 @@ fn every_strategy_stays_within_zero_and_the_cap() {
         let mut memory = BackoffMemory::default();
         for n in 1..200 {
             let sleep = strategy.delay(&PARAMS, n, &mut memory, &mut rng);
-            assert!(
-                sleep <= PARAMS.cap,
-                "{strategy} slept {sleep} > cap at n = {n}"
-            );
+            assert!(sleep <= PARAMS.cap, "{strategy} slept {sleep} > cap at n = {n}");
         }
     }
 }
@@ -66,11 +61,7 @@ fn every_strategy_stays_within_zero_and_the_cap() {
 fn deterministic_strategies_follow_their_formulas_with_first_retry_n_1() {
     let mut rng = sim_rng(1);
     let mut memory = BackoffMemory::default();
-    let mut sleep_ms = |strategy: Strategy, n| {
-        strategy
-            .delay(&PARAMS, n, &mut memory, &mut rng)
-            .as_millis_f64()
-    };
+    let mut sleep_ms = |strategy: Strategy, n| strategy.delay(&PARAMS, n, &mut memory, &mut rng).as_millis_f64();
     assert_eq!(sleep_ms(Strategy::None, 1), 0.0);
     assert_eq!(sleep_ms(Strategy::Constant, 9), 5.0);
     assert_eq!(sleep_ms(Strategy::Linear, 1), 5.0);
@@ -79,20 +70,13 @@ fn deterministic_strategies_follow_their_formulas_with_first_retry_n_1() {
     assert_eq!(sleep_ms(Strategy::Exponential, 1), 10.0);
     assert_eq!(sleep_ms(Strategy::Exponential, 2), 20.0);
     assert_eq!(sleep_ms(Strategy::Exponential, 8), 1280.0);
-    assert_eq!(
-        sleep_ms(Strategy::Exponential, 9),
-        2000.0,
-        "5 ms · 2^9 = 2560 ms is capped at 2 s"
-    );
+    assert_eq!(sleep_ms(Strategy::Exponential, 9), 2000.0, "5 ms · 2^9 = 2560 ms is capped at 2 s");
     assert_eq!(sleep_ms(Strategy::Linear, 1000), 2000.0);
 }
 
 #[test]
 fn multiplier_sets_the_growth_rate() {
-    let params = BackoffParams {
-        multiplier: 3.0,
-        ..PARAMS
-    };
+    let params = BackoffParams { multiplier: 3.0, ..PARAMS };
     let mut rng = sim_rng(1);
     let sleep = Strategy::Exponential.delay(&params, 2, &mut BackoffMemory::default(), &mut rng);
     assert_eq!(sleep.as_millis_f64(), 45.0);
@@ -113,11 +97,7 @@ fn equal_jitter_keeps_half_the_window() {
     for n in [1, 5, 12] {
         let window = PARAMS.capped_exponential_nanos(n);
         let samples = draws(Strategy::EqualJitter, n, 40_000, 100 + u64::from(n));
-        assert!(
-            samples
-                .iter()
-                .all(|&x| x >= window / 2.0 - 1.0 && x <= window)
-        );
+        assert!(samples.iter().all(|&x| x >= window / 2.0 - 1.0 && x <= window));
         assert_mean_near(&samples, 0.75 * window, &format!("equal jitter n={n}"));
     }
 }
@@ -125,11 +105,7 @@ fn equal_jitter_keeps_half_the_window() {
 #[test]
 fn decorrelated_jitter_first_sleep_is_uniform_between_base_and_three_bases() {
     let samples = draws(Strategy::DecorrelatedJitter, 1, 40_000, 3);
-    assert!(
-        samples
-            .iter()
-            .all(|&x| (5.0 * MS - 1.0..=15.0 * MS).contains(&x))
-    );
+    assert!(samples.iter().all(|&x| (5.0 * MS - 1.0..=15.0 * MS).contains(&x)));
     assert_mean_near(&samples, 10.0 * MS, "decorrelated s_1");
     // E[s_2] = E[(b + 3·s_1)/2] = (5 + 30)/2 ms before the cap matters.
     let second = draws(Strategy::DecorrelatedJitter, 2, 40_000, 4);
@@ -141,17 +117,14 @@ fn decorrelated_variants_differ_only_once_the_cap_binds() {
     // Same seed, same draws: the two forms agree while 3·s_{n−1} ≤ c, then part ways.
     let cap = PARAMS.cap_nanos();
     let (mut published_rng, mut clamped_rng) = (sim_rng(5), sim_rng(5));
-    let (mut published_memory, mut clamped_memory) =
-        (BackoffMemory::default(), BackoffMemory::default());
+    let (mut published_memory, mut clamped_memory) = (BackoffMemory::default(), BackoffMemory::default());
     let (mut at_cap, mut diverged_at) = (0, None);
     let mut previous = PARAMS.base_nanos();
     for n in 1..=2_000 {
-        let published = Strategy::DecorrelatedJitter
-            .delay(&PARAMS, n, &mut published_memory, &mut published_rng)
-            .as_nanos_f64();
-        let clamped = Strategy::DecorrelatedRangeClamp
-            .delay(&PARAMS, n, &mut clamped_memory, &mut clamped_rng)
-            .as_nanos_f64();
+        let published =
+            Strategy::DecorrelatedJitter.delay(&PARAMS, n, &mut published_memory, &mut published_rng).as_nanos_f64();
+        let clamped =
+            Strategy::DecorrelatedRangeClamp.delay(&PARAMS, n, &mut clamped_memory, &mut clamped_rng).as_nanos_f64();
         if diverged_at.is_none() {
             if 3.0 * previous <= cap {
                 assert_eq!(published, clamped, "n={n}: the cap does not bind yet");
@@ -163,39 +136,25 @@ fn decorrelated_variants_differ_only_once_the_cap_binds() {
         assert!(clamped < cap && clamped >= PARAMS.base_nanos() - 1.0);
         at_cap += usize::from(published == cap);
     }
-    assert!(
-        diverged_at.is_some(),
-        "the cap must come to bind within 2000 retries"
-    );
-    assert!(
-        at_cap > 200,
-        "the published form piles up exactly at the cap ({at_cap} of 2000)"
-    );
+    assert!(diverged_at.is_some(), "the cap must come to bind within 2000 retries");
+    assert!(at_cap > 200, "the published form piles up exactly at the cap ({at_cap} of 2000)");
 }
 
 #[test]
 fn polly_v2_sleeps_telescope_to_the_curve() {
     // The first k sleeps add up to f(t_{k−1})·b/1.4 with t_{k−1} in [k−1, k), and f increases.
-    let params = BackoffParams {
-        cap: SimDuration::from_secs(3600),
-        ..PARAMS
-    };
+    let params = BackoffParams { cap: SimDuration::from_secs(3600), ..PARAMS };
     let mut rng = sim_rng(11);
     for _ in 0..1_000 {
         let mut memory = BackoffMemory::default();
         let mut total = 0.0;
         for n in 1..=6_u32 {
-            total += Strategy::PollyV2
-                .delay(&params, n, &mut memory, &mut rng)
-                .as_nanos_f64();
+            total += Strategy::PollyV2.delay(&params, n, &mut memory, &mut rng).as_nanos_f64();
             let scale = params.base_nanos() / 1.4;
             let k = f64::from(n);
             let low = polly_v2::polly_curve(k - 1.0) * scale;
             let high = polly_v2::polly_curve(k) * scale;
-            assert!(
-                total >= low - 6.0 && total <= high + 6.0,
-                "n={n}: {total} not in [{low}, {high}]"
-            );
+            assert!(total >= low - 6.0 && total <= high + 6.0, "n={n}: {total} not in [{low}, {high}]");
         }
     }
 }
@@ -220,9 +179,5 @@ fn polly_v2_first_delay_mean_matches_the_integral_of_the_curve() {
         * h
         / 3.0;
     let samples = draws(Strategy::PollyV2, 1, 40_000, 12);
-    assert_mean_near(
-        &samples,
-        integral * PARAMS.base_nanos() / 1.4,
-        "polly-v2 first delay",
-    );
+    assert_mean_near(&samples, integral * PARAMS.base_nanos() / 1.4, "polly-v2 first delay");
 }

@@ -1,0 +1,39 @@
+//! Whole-study wall time: `scenarios/aws-jitter-2015.toml` (95 points × 100 replicates, about 60 M events) on
+//! every core, simulation and aggregation only (no files written).
+//!
+//! Run: `cargo bench --bench sweep`.
+
+use std::hint::black_box;
+use std::path::Path;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use retrylab::report::aggregate;
+use retrylab::scenario::{Scenario, plan};
+use retrylab::sweep::{SweepSettings, run_sweep};
+
+fn aws_study(c: &mut Criterion) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/aws-jitter-2015.toml");
+    let scenario = Scenario::load(&path, &[]).expect("the committed scenario is valid");
+    let points = plan(&scenario).expect("valid points");
+    let settings = SweepSettings {
+        master_seed: scenario.seed,
+        replicates: scenario.replicates,
+        timeline_bucket: scenario.timeline_bucket,
+        threads: None,
+    };
+    let run = || {
+        let runs = run_sweep(&points, settings, &|| {}).expect("thread pool");
+        aggregate(scenario.model, points.len(), &runs)
+    };
+    let events = run().events;
+    let mut group = c.benchmark_group("sweep");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(events));
+    group.bench_function(format!("aws-jitter-2015/{}-threads", rayon::current_num_threads()), |b| {
+        b.iter(|| black_box(run().events))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, aws_study);
+criterion_main!(benches);

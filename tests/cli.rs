@@ -1,0 +1,253 @@
+//! The real binary, driven as a user would: outputs, help, and bad input (exit code 2, a located message, no
+//! panic, nothing written).
+
+mod common;
+
+use common::{SMALL, listing, retrylab, write_scenario};
+use predicates::prelude::*;
+
+const EXPECTED_FILES: &[&str] = &[
+    "calls.png",
+    "calls.svg",
+    "completion_ms.png",
+    "completion_ms.svg",
+    "manifest.json",
+    "runs.csv",
+    "summary.csv",
+    "timeline.csv",
+    "timeline.png",
+    "timeline.svg",
+];
+
+#[test]
+fn run_writes_every_output_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "small.toml", SMALL);
+    let out = dir.path().join("out");
+    retrylab()
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("6 points × 4 replicates"));
+    assert_eq!(listing(&out), EXPECTED_FILES);
+
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let header = summary.lines().next().unwrap();
+    for column in [
+        "clients",
+        "strategy",
+        "replicates",
+        "calls_mean",
+        "calls_sd",
+        "calls_ci95",
+        "attempts_mean",
+        "completion_ms_mean",
+        "peak_calls_per_bucket_mean",
+        "events_mean",
+    ] {
+        assert!(header.split(',').any(|c| c == column), "summary.csv lacks {column}: {header}");
+    }
+    assert_eq!(summary.lines().count(), 1 + 6);
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    assert!(runs.starts_with("clients,strategy,replicate,seed,calls,"), "{runs}");
+    assert_eq!(runs.lines().count(), 1 + 6 * 4);
+    let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    assert!(timeline.starts_with("clients,strategy,bucket_start_ms,calls\n"));
+
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["master_seed"], 11);
+    assert_eq!(manifest["points"], 6);
+    assert_eq!(manifest["scenario"]["sha256"].as_str().unwrap().len(), 64);
+    assert!(manifest["events"].as_u64().unwrap() > 0);
+    let png = std::fs::read(out.join("calls.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+}
+
+#[test]
+fn run_defaults_to_results_folder_named_after_the_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    write_scenario(dir.path(), "tiny.toml", &SMALL.replace("replicates = 4", "replicates = 1"));
+    retrylab().current_dir(dir.path()).args(["run", "tiny.toml", "--quiet"]).assert().success().stdout("");
+    assert_eq!(listing(&dir.path().join("results").join("tiny")), EXPECTED_FILES);
+}
+
+#[test]
+fn command_line_overrides_reach_the_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "small.toml", SMALL);
+    let out = dir.path().join("out");
+    retrylab()
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--seed", "5", "--replicates", "2"])
+        .args(["--set", "strategy=none", "--set", "sweep.clients=[3, 4, 5]", "-q"])
+        .assert()
+        .success();
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.starts_with("clients,replicates,"), "strategy is no longer swept: {summary}");
+    assert_eq!(summary.lines().count(), 1 + 3);
+    assert!(summary.lines().skip(1).all(|row| row.split(',').nth(1) == Some("2")));
+}
+
+#[test]
+fn validate_checks_without_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "small.toml", SMALL);
+    retrylab()
+        .current_dir(dir.path())
+        .args(["validate", scenario.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ok: ").and(predicate::str::contains("6 points × 4 replicates")));
+    assert_eq!(listing(dir.path()), ["small.toml"]);
+}
+
+#[test]
+fn strategies_lists_every_strategy_with_its_formula_and_numbering() {
+    let assert = retrylab().arg("strategies").assert().success();
+    let text = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    for name in [
+        "none",
+        "constant",
+        "linear",
+        "exponential",
+        "full-jitter",
+        "equal-jitter",
+        "decorrelated-jitter",
+        "decorrelated-range-clamp",
+        "polly-v2",
+    ] {
+        assert!(text.lines().any(|line| line.trim_start().starts_with(name)), "missing {name}");
+    }
+    assert!(text.contains("min(c, b·m^n)"));
+    assert!(text.contains("first retry has n = 1"));
+}
+
+#[test]
+fn help_shows_examples() {
+    retrylab().args(["run", "--help"]).assert().success().stdout(predicate::str::contains("Examples:"));
+    retrylab()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("retrylab run scenarios/aws-jitter-2015.toml"));
+}
+
+/// Runs `run` on a scenario made from SMALL with one substitution, and checks the failure.
+fn assert_bad_input(from: &str, to: &str, expected: &[&str]) {
+    let text = SMALL.replace(from, to);
+    assert_ne!(text, SMALL, "substitution {from} → {to} changed nothing");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "bad.toml", &text);
+    let out = dir.path().join("out");
+    let assert = retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).assert().code(2);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(stderr.starts_with("Error: "), "{stderr}");
+    assert!(stderr.contains("bad.toml:"), "names the file: {stderr}");
+    for piece in expected {
+        assert!(stderr.contains(piece), "expected {piece:?} in: {stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one clear message: {stderr}");
+    assert!(!out.exists(), "nothing may be written for bad input");
+}
+
+#[test]
+fn malformed_toml() {
+    assert_bad_input("[model]", "[model", &["bad.toml:7:", "invalid TOML"]);
+}
+
+#[test]
+fn unknown_key() {
+    assert_bad_input("seed = 11", "sede = 11", &["bad.toml:3:1", "sede", "valid keys:"]);
+}
+
+#[test]
+fn wrong_type() {
+    assert_bad_input(
+        "clients = 10",
+        "clients = \"ten\"",
+        &["bad.toml:9:11", "model.clients", "expected a whole number"],
+    );
+}
+
+#[test]
+fn negative_duration() {
+    assert_bad_input("base = \"5ms\"", "base = \"-5ms\"", &["bad.toml:13:8", "client.base", "negative"]);
+}
+
+#[test]
+fn unitless_duration() {
+    assert_bad_input("cap = \"2s\"", "cap = 2", &["bad.toml:14:7", "client.cap", "unit"]);
+}
+
+#[test]
+fn cap_below_base() {
+    assert_bad_input("cap = \"2s\"", "cap = \"1ms\"", &["bad.toml:14:7", "client.cap", "must be at least base"]);
+}
+
+#[test]
+fn zero_clients() {
+    assert_bad_input(
+        "clients = [5, 15]",
+        "clients = [5, 0]",
+        &["bad.toml:17:15", "sweep.clients", "0 is out of range"],
+    );
+}
+
+#[test]
+fn zero_replicates() {
+    assert_bad_input("replicates = 4", "replicates = 0", &["bad.toml:4:14", "replicates", "from 1"]);
+}
+
+#[test]
+fn unknown_strategy() {
+    assert_bad_input(
+        "\"full-jitter\", \"decorrelated-jitter\"]",
+        "\"full-jiter\", \"decorrelated-jitter\"]",
+        &["bad.toml:18:28", "sweep.strategy", "unknown strategy \"full-jiter\"", "valid: none, constant, linear"],
+    );
+}
+
+#[test]
+fn missing_file_is_bad_input() {
+    retrylab()
+        .args(["run", "no/such/scenario.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot read scenario no/such/scenario.toml"));
+}
+
+#[test]
+fn set_on_an_unknown_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "small.toml", SMALL);
+    let out = dir.path().join("out");
+    retrylab()
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--set", "clientz=3"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--set clientz=3: clientz: unknown key `clientz`; valid keys:"));
+    assert!(!out.exists());
+}
+
+#[test]
+fn unwritable_output_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "small.toml", SMALL);
+    // A regular file where a folder is needed cannot be written into, even by root.
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let out = blocker.join("out");
+    retrylab()
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot write to output folder"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    retrylab().args(["run"]).assert().code(2);
+    retrylab().args(["run", "x.toml", "--threads", "0"]).assert().code(2);
+    retrylab().args(["frobnicate"]).assert().code(2);
+}
