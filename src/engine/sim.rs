@@ -20,7 +20,7 @@ pub struct Scheduler<E> {
     stop_requested: bool,
 }
 
-impl<E> Scheduler<E> {
+impl<E: Copy> Scheduler<E> {
     pub fn with_capacity(capacity: usize) -> Self {
         Scheduler { queue: EventQueue::with_capacity(capacity), now: SimTime::ZERO, stop_requested: false }
     }
