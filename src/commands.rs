@@ -172,7 +172,8 @@ pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
     for kind in ModelKind::ALL {
         text.push_str(&format!("  {}  {}\n", kind.name(), kind.about()));
         for spec in kind.params() {
-            text.push_str(&format!("      {}.{:14} {}\n", spec.section.name(), spec.key, spec.help));
+            let key = format!("{}.{}", spec.section.name(), spec.key);
+            text.push_str(&format!("      {key:21} {}\n", spec.help));
         }
     }
     stdout.write_all(text.as_bytes()).map_err(|source| Error::Write { path: PathBuf::from("<stdout>"), source })

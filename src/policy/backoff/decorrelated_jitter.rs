@@ -8,7 +8,7 @@ pub struct DecorrelatedJitter;
 
 impl BackoffFormula for DecorrelatedJitter {
     const NAME: &'static str = "decorrelated-jitter";
-    const FORMULA: &'static str = "s_n = min(c, U(b, 3·s_{n−1})), s_0 = b";
+    const FORMULA: &'static str = "min(c, U(b, 3·s)), s = the previous sleep (b before the first retry)";
     const ABOUT: &'static str = "next sleep drawn around three times the previous one, then capped (AWS 2015)";
 
     fn delay<R: Rng + ?Sized>(

@@ -9,7 +9,7 @@ pub struct DecorrelatedRangeClamp;
 
 impl BackoffFormula for DecorrelatedRangeClamp {
     const NAME: &'static str = "decorrelated-range-clamp";
-    const FORMULA: &'static str = "s_n = U(b, min(c, 3·s_{n−1})), s_0 = b";
+    const FORMULA: &'static str = "U(b, min(c, 3·s)), s = the previous sleep (b before the first retry)";
     const ABOUT: &'static str = "decorrelated jitter that clamps the range, so capped sleeps stay random";
 
     fn delay<R: Rng + ?Sized>(
