@@ -84,11 +84,9 @@ fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {
         return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
     }
     let bar = ProgressBar::new(total);
-    let style = ProgressStyle::with_template(
-        "{prefix:.bold} [{bar:32.cyan/blue}] {pos}/{len} runs · {elapsed} elapsed · eta {eta}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar())
-    .progress_chars("=> ");
+    let style = ProgressStyle::with_template("{prefix:.bold} [{wide_bar:.cyan/blue}] {pos}/{len} runs · eta {eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
     bar.set_style(style);
     bar.set_prefix(label.to_owned());
     bar

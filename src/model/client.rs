@@ -52,13 +52,13 @@ pub const CLIENT_PARAMS: &[ParamSpec] = &[
 
 /// Builds the retry policy of a point from its `[client]` parameters.
 pub fn retry_policy(point: &Point) -> Result<RetryPolicy, ParamError> {
-    let name = point.choice("strategy").unwrap_or("full-jitter");
+    let name = point.choice("strategy")?;
     let strategy = Strategy::from_name(name).ok_or_else(|| ParamError {
         key: "strategy",
         message: format!("unknown strategy \"{name}\"; valid: {}", Strategy::valid_names()),
     })?;
-    let base = point.duration("base").unwrap_or(BackoffParams::AWS_2015.base);
-    let cap = point.duration("cap").unwrap_or(BackoffParams::AWS_2015.cap);
+    let base = point.duration("base")?;
+    let cap = point.duration("cap")?;
     if base.is_zero() && strategy != Strategy::None {
         return Err(ParamError {
             key: "base",
@@ -70,8 +70,8 @@ pub fn retry_policy(point: &Point) -> Result<RetryPolicy, ParamError> {
     }
     Ok(RetryPolicy {
         strategy,
-        backoff: BackoffParams { base, cap, multiplier: point.real("multiplier").unwrap_or(2.0) },
-        max_attempts: point.count("max_attempts").map(|n| n as u32),
-        deadline: point.duration("deadline"),
+        backoff: BackoffParams { base, cap, multiplier: point.real("multiplier")? },
+        max_attempts: point.optional_count("max_attempts")?.map(|n| n as u32),
+        deadline: point.optional_duration("deadline")?,
     })
 }

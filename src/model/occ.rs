@@ -90,11 +90,11 @@ impl SimModel for Occ {
     type Config = OccConfig;
 
     fn configure(point: &Point) -> Result<OccConfig, ParamError> {
-        let mean = point.duration("network_mean").unwrap_or(SimDuration::from_millis(10));
-        let sd = point.duration("network_sd").unwrap_or(SimDuration::from_millis(2));
+        let mean = point.duration("network_mean")?;
+        let sd = point.duration("network_sd")?;
         let network = Normal::new(mean.as_nanos_f64(), sd.as_nanos_f64())
             .map_err(|err| ParamError { key: "network_sd", message: err.to_string() })?;
-        let clients = point.count("clients").unwrap_or(1);
+        let clients = point.count("clients")?;
         let clients = u32::try_from(clients)
             .map_err(|_| ParamError { key: "clients", message: format!("{clients} is out of range") })?;
         Ok(OccConfig { clients, network, retry: retry_policy(point)? })

@@ -126,42 +126,60 @@ impl Point {
         &self.entries
     }
 
-    /// The value of `key`, `None` when unset. Asking for a key the model did not declare is a bug in the model.
-    pub fn get(&self, key: &str) -> Option<Value> {
-        self.entries
-            .iter()
-            .find(|(spec, _)| spec.key == key)
-            .unwrap_or_else(|| panic!("model asked for undeclared parameter `{key}`"))
-            .1
+    /// The value of `key`, `None` when unset; an error if the model never declared `key` (a bug in the model).
+    pub fn get(&self, key: &'static str) -> Result<Option<Value>, ParamError> {
+        self.entries.iter().find(|(spec, _)| spec.key == key).map(|(_, value)| *value).ok_or_else(|| ParamError {
+            key,
+            message: "internal error: the model reads a parameter it did not declare".into(),
+        })
     }
 
-    pub fn count(&self, key: &str) -> Option<i64> {
-        match self.get(key) {
-            Some(Value::Count(n)) => Some(n),
-            _ => None,
+    /// The value of `key`, which must be set (declared with a default, required, or swept).
+    fn required(&self, key: &'static str) -> Result<Value, ParamError> {
+        self.get(key)?.ok_or_else(|| ParamError { key, message: "missing; this model needs it".into() })
+    }
+
+    fn wrong_kind(key: &'static str, value: Value) -> ParamError {
+        ParamError { key, message: format!("internal error: unexpected value {value}") }
+    }
+
+    pub fn count(&self, key: &'static str) -> Result<i64, ParamError> {
+        match self.required(key)? {
+            Value::Count(n) => Ok(n),
+            other => Err(Self::wrong_kind(key, other)),
         }
     }
 
-    pub fn real(&self, key: &str) -> Option<f64> {
-        match self.get(key) {
-            Some(Value::Real(x)) => Some(x),
-            Some(Value::Count(n)) => Some(n as f64),
-            _ => None,
+    pub fn real(&self, key: &'static str) -> Result<f64, ParamError> {
+        match self.required(key)? {
+            Value::Real(x) => Ok(x),
+            Value::Count(n) => Ok(n as f64),
+            other => Err(Self::wrong_kind(key, other)),
         }
     }
 
-    pub fn duration(&self, key: &str) -> Option<SimDuration> {
-        match self.get(key) {
-            Some(Value::Duration(d)) => Some(d),
-            _ => None,
+    pub fn duration(&self, key: &'static str) -> Result<SimDuration, ParamError> {
+        match self.required(key)? {
+            Value::Duration(d) => Ok(d),
+            other => Err(Self::wrong_kind(key, other)),
         }
     }
 
-    pub fn choice(&self, key: &str) -> Option<&'static str> {
-        match self.get(key) {
-            Some(Value::Choice(name)) => Some(name),
-            _ => None,
+    pub fn choice(&self, key: &'static str) -> Result<&'static str, ParamError> {
+        match self.required(key)? {
+            Value::Choice(name) => Ok(name),
+            other => Err(Self::wrong_kind(key, other)),
         }
+    }
+
+    /// Like [`Point::count`], for a parameter whose absence means "no limit".
+    pub fn optional_count(&self, key: &'static str) -> Result<Option<i64>, ParamError> {
+        if self.get(key)?.is_none() { Ok(None) } else { self.count(key).map(Some) }
+    }
+
+    /// Like [`Point::duration`], for a parameter whose absence means "none".
+    pub fn optional_duration(&self, key: &'static str) -> Result<Option<SimDuration>, ParamError> {
+        if self.get(key)?.is_none() { Ok(None) } else { self.duration(key).map(Some) }
     }
 
     /// `section.key=value;…` over every set parameter, in declaration order: the text hashed into seeds.
