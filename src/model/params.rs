@@ -10,14 +10,20 @@ use crate::engine::SimDuration;
 pub enum Section {
     /// `[model]`: the system under test.
     Model,
+    /// `[workload]`: who sends requests, and when.
+    Workload,
     /// `[client]`: the clients' retry policy.
     Client,
 }
 
 impl Section {
+    /// Every section, in the order a scenario file usually lists them.
+    pub const ALL: [Section; 3] = [Section::Model, Section::Workload, Section::Client];
+
     pub fn name(self) -> &'static str {
         match self {
             Section::Model => "model",
+            Section::Workload => "workload",
             Section::Client => "client",
         }
     }

@@ -24,6 +24,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "replicates",
     "timeline_bucket",
     "model",
+    "workload",
     "client",
     "sweep",
     "charts",
@@ -166,9 +167,16 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
         .collect();
 
     read_section(model, Section::Model, model_table.iter(), at, &mut settings)?;
-    if let Some(client_value) = find(root, "client") {
-        let client_table = as_table(client_value, "client", at)?;
-        read_section(model, Section::Client, client_table.iter(), at, &mut settings)?;
+    for section in [Section::Workload, Section::Client] {
+        if let Some(value) = find(root, section.name()) {
+            let table = as_table(value, section.name(), at)?;
+            if !model.params().any(|spec| spec.section == section) {
+                return Err(at.error(value.span(), section.name(), format!(
+                    "the \"{}\" model takes no [{}] table; remove it", model.name(), section.name()
+                )));
+            }
+            read_section(model, section, table.iter(), at, &mut settings)?;
+        }
     }
 
     let mut sweep = Vec::new();
