@@ -4,6 +4,7 @@
 //! A new model is one new file implementing [`SimModel`] plus one line in `register_models!` below.
 
 pub mod client;
+pub mod distributions;
 pub mod params;
 
 use crate::engine::SimDuration;
@@ -99,6 +100,7 @@ macro_rules! register_models {
 
 register_models! {
     occ::Occ => Occ,
+    server::Server => Server,
 }
 
 impl ModelKind {

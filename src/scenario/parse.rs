@@ -171,9 +171,11 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
         if let Some(value) = find(root, section.name()) {
             let table = as_table(value, section.name(), at)?;
             if !model.params().any(|spec| spec.section == section) {
-                return Err(at.error(value.span(), section.name(), format!(
-                    "the \"{}\" model takes no [{}] table; remove it", model.name(), section.name()
-                )));
+                return Err(at.error(
+                    value.span(),
+                    section.name(),
+                    format!("the \"{}\" model takes no [{}] table; remove it", model.name(), section.name()),
+                ));
             }
             read_section(model, section, table.iter(), at, &mut settings)?;
         }
