@@ -1,22 +1,28 @@
-//! Charts (plotters, SVG and PNG): every chosen metric against the sweep's x axis with one line per series and a
-//! 95% CI band, and a calls-per-bucket timeline at one point per series. PNGs are drawn with the DejaVu Sans
-//! font shipped in `assets/fonts`, so no system font library is needed.
+//! Charts (plotters, SVG and PNG):
+//!
+//! - each chosen metric against the sweep's numeric x axis, one line per series with its 95% CI band, or, when
+//!   nothing numeric is swept, as bars per point with CI whiskers;
+//! - the timeline as small multiples: one panel per series on the same y scale, so waves compare at a glance.
+//!
+//! PNGs are drawn with the DejaVu Sans font shipped in `assets/fonts`, so no system font library is needed.
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::aggregate::Aggregate;
 use super::atomic::{commit, temporary_path, write_atomic};
 use super::tables::format_number;
 use crate::Error;
-use crate::model::Value;
+use crate::model::{MetricSpec, Value};
 use crate::scenario::{PlannedPoint, Scenario, SweepAxis};
 
 const FONT: &str = "sans-serif";
-const SIZE: (u32, u32) = (1100, 680);
+const WIDTH: u32 = 1100;
+const HEIGHT: u32 = 680;
 /// Tableau 10: distinguishable, and readable by most colour-blind viewers.
 const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
@@ -30,6 +36,8 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
+const GREY: RGBColor = RGBColor(90, 90, 90);
+const GRID: RGBColor = RGBColor(225, 225, 225);
 
 static FONT_REGISTRATION: Once = Once::new();
 
@@ -44,20 +52,27 @@ fn register_font() {
     });
 }
 
-/// One line of a chart: points `(x, y, ci95)`.
+/// One line (or bar, or panel) of a chart: points `(x, y, ci95)`.
 struct Line {
     label: String,
     points: Vec<(f64, f64, f64)>,
 }
 
-struct LineChart {
+/// What every chart shows around its plot.
+struct Frame {
     title: String,
     subtitle: String,
     x_label: String,
     y_label: String,
-    lines: Vec<Line>,
-    band: bool,
-    legend: SeriesLabelPosition,
+}
+
+enum Chart {
+    /// Lines against a numeric x axis, with CI bands.
+    Lines { frame: Frame, lines: Vec<Line> },
+    /// One bar per line (its single point), with CI whiskers.
+    Bars { frame: Frame, bars: Vec<Line> },
+    /// One panel per line, stacked, sharing both axes' ranges.
+    Panels { frame: Frame, panels: Vec<Line> },
 }
 
 /// Draws every chart of a results folder and returns the files written.
@@ -70,16 +85,14 @@ pub fn draw_all(
     register_font();
     let mut written = Vec::new();
     let x_axis = x_axis(scenario);
-    if let Some(x_index) = x_axis {
-        let metrics: Vec<&str> = if scenario.charts.metrics.is_empty() {
-            scenario.model.default_chart_metrics().to_vec()
-        } else {
-            scenario.charts.metrics.clone()
-        };
-        for metric in metrics {
-            let chart = metric_chart(scenario, points, aggregate, x_index, metric);
-            written.extend(render(&chart, &out.join(metric))?);
-        }
+    let metrics: Vec<&str> = if scenario.charts.metrics.is_empty() {
+        scenario.model.default_chart_metrics().to_vec()
+    } else {
+        scenario.charts.metrics.clone()
+    };
+    for metric in metrics {
+        let chart = metric_chart(scenario, points, aggregate, x_axis, metric);
+        written.extend(render(&chart, &out.join(metric))?);
     }
     if let Some(chart) = timeline_chart(scenario, points, aggregate, x_axis) {
         written.extend(render(&chart, &out.join("timeline"))?);
@@ -115,15 +128,15 @@ fn metric_chart(
     scenario: &Scenario,
     points: &[PlannedPoint],
     aggregate: &Aggregate,
-    x_index: usize,
+    x_axis: Option<usize>,
     metric: &str,
-) -> LineChart {
+) -> Chart {
     let metric_index = scenario.model.metric_index(metric).unwrap_or(0);
-    let spec = &scenario.model.metrics()[metric_index];
+    let spec: &MetricSpec = &scenario.model.metrics()[metric_index];
     let mut lines: Vec<Line> = Vec::new();
     for (point, estimates) in points.iter().zip(&aggregate.summary) {
-        let label = line_label(scenario, point, Some(x_index));
-        let x = point.swept[x_index].as_axis_number().unwrap_or(0.0);
+        let label = line_label(scenario, point, x_axis);
+        let x = x_axis.and_then(|i| point.swept[i].as_axis_number()).unwrap_or(0.0);
         let estimate = estimates[metric_index];
         let entry = (x, estimate.mean, estimate.ci95);
         match lines.iter_mut().find(|line| line.label == label) {
@@ -131,30 +144,44 @@ fn metric_chart(
             None => lines.push(Line { label, points: vec![entry] }),
         }
     }
-    for line in &mut lines {
-        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
-    }
-    let x_spec = scenario.sweep[x_index].spec;
-    let x_unit = if matches!(scenario.sweep[x_index].values[0], Value::Duration(_)) { " (ms)" } else { "" };
-    LineChart {
-        title: format!("{}: {} by {}", scenario.name, spec.name, x_spec.key),
-        subtitle: format!("{} · mean of {} replicates, shaded band = 95% CI", spec.help, scenario.replicates),
-        x_label: format!("{}{x_unit}", x_spec.key),
-        y_label: spec.name.to_owned(),
-        lines,
-        band: true,
-        legend: SeriesLabelPosition::UpperLeft,
+    let subtitle = format!("{} · mean of {} replicates, 95% CI shown", spec.help, scenario.replicates);
+    match x_axis {
+        Some(x_index) => {
+            for line in &mut lines {
+                line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            }
+            let x_key = scenario.sweep[x_index].spec.key;
+            let x_unit = if matches!(scenario.sweep[x_index].values[0], Value::Duration(_)) { " (ms)" } else { "" };
+            Chart::Lines {
+                frame: Frame {
+                    title: format!("{}: {} by {x_key}", scenario.name, spec.name),
+                    subtitle,
+                    x_label: format!("{x_key}{x_unit}"),
+                    y_label: spec.name.to_owned(),
+                },
+                lines,
+            }
+        }
+        None => Chart::Bars {
+            frame: Frame {
+                title: format!("{}: {}", scenario.name, spec.name),
+                subtitle,
+                x_label: scenario.sweep.iter().map(|axis| axis.spec.key).collect::<Vec<_>>().join(", "),
+                y_label: spec.name.to_owned(),
+            },
+            bars: lines,
+        },
     }
 }
 
-/// The point(s) whose timelines are drawn: one line per value of the series axis (the first non-numeric axis
+/// The timeline at one point per series: one panel per value of the series axis (the first non-numeric axis
 /// unless `[charts] series` says otherwise), the other axes at `[charts] timeline_at` or their middle value.
 fn timeline_chart(
     scenario: &Scenario,
     points: &[PlannedPoint],
     aggregate: &Aggregate,
     x_axis: Option<usize>,
-) -> Option<LineChart> {
+) -> Option<Chart> {
     let series_index = scenario
         .charts
         .series
@@ -181,7 +208,7 @@ fn timeline_chart(
     let bucket_ms = bucket.as_millis_f64();
     let until_ms = scenario.charts.timeline_until.map(|d| d.as_millis_f64());
     let stride = scenario.model.timeline_series().len();
-    let mut lines = Vec::new();
+    let mut panels = Vec::new();
     for (point, timeline) in points.iter().zip(&aggregate.timelines) {
         let selected = fixed.iter().zip(&point.swept).all(|(wanted, value)| wanted.is_none_or(|w| w == *value));
         if !selected {
@@ -194,10 +221,8 @@ fn timeline_chart(
             .map(|(bucket, &value)| (bucket as f64 * bucket_ms, value, 0.0))
             .take_while(|(t, _, _)| until_ms.is_none_or(|until| *t < until))
             .collect();
-        lines.push(Line {
-            label: series_index.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string()),
-            points,
-        });
+        let label = series_index.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string());
+        panels.push(Line { label, points });
     }
     let at: Vec<String> = scenario
         .sweep
@@ -206,26 +231,30 @@ fn timeline_chart(
         .filter_map(|(axis, value)| value.map(|v| format!("{}={v}", axis.spec.key)))
         .collect();
     let at_text = if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) };
-    Some(LineChart {
-        title: format!("{}: {series_name} per {bucket} bucket{at_text}", scenario.name),
-        subtitle: format!(
-            "mean over {} replicates; sharp peaks are clients retrying in lock-step",
-            scenario.replicates
-        ),
-        x_label: "time (ms)".into(),
-        y_label: format!("{series_name} per bucket"),
-        lines,
-        band: false,
-        legend: SeriesLabelPosition::UpperRight,
+    Some(Chart::Panels {
+        frame: Frame {
+            title: format!("{}: {series_name} per {bucket} bucket{at_text}", scenario.name),
+            subtitle: format!(
+                "mean over {} replicates, same scale in every panel; sharp peaks are clients retrying in lock-step",
+                scenario.replicates
+            ),
+            x_label: "time (ms)".into(),
+            y_label: format!("{series_name} per bucket"),
+        },
+        panels,
     })
 }
 
 /// Writes `stem.svg` and `stem.png`.
-fn render(chart: &LineChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
+fn render(chart: &Chart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
+    let size = match chart {
+        Chart::Panels { panels, .. } if panels.len() > 2 => (WIDTH, 110 + 190 * panels.len() as u32),
+        _ => (WIDTH, HEIGHT),
+    };
     let svg_path = stem.with_extension("svg");
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         draw(chart, &root).map_err(|message| Error::Chart { path: svg_path.clone(), message })?;
     }
     write_atomic(&svg_path, svg.as_bytes())?;
@@ -233,7 +262,7 @@ fn render(chart: &LineChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     let png_path = stem.with_extension("png");
     let temporary = temporary_path(&png_path);
     {
-        let root = BitMapBackend::new(&temporary, SIZE).into_drawing_area();
+        let root = BitMapBackend::new(&temporary, size).into_drawing_area();
         draw(chart, &root).map_err(|message| {
             let _ = std::fs::remove_file(&temporary);
             Error::Chart { path: png_path.clone(), message }
@@ -243,67 +272,181 @@ fn render(chart: &LineChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(vec![svg_path, png_path])
 }
 
-fn draw<DB: DrawingBackend>(chart: &LineChart, root: &DrawingArea<DB, Shift>) -> Result<(), String> {
+type DrawResult = Result<(), String>;
+
+fn draw<DB: DrawingBackend>(chart: &Chart, root: &DrawingArea<DB, Shift>) -> DrawResult {
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(fail)?;
-    let root = root.titled(&chart.title, (FONT, 26).into_font().style(FontStyle::Bold)).map_err(fail)?;
-    let (x_min, x_max, y_max) = bounds(chart);
-    let mut plot = ChartBuilder::on(&root)
-        .caption(&chart.subtitle, (FONT, 16).into_font().color(&RGBColor(90, 90, 90)))
+    let frame = match chart {
+        Chart::Lines { frame, .. } | Chart::Bars { frame, .. } | Chart::Panels { frame, .. } => frame,
+    };
+    let titled = root.titled(&frame.title, (FONT, 26).into_font().style(FontStyle::Bold)).map_err(fail)?;
+    match chart {
+        Chart::Lines { frame, lines } => draw_lines(frame, lines, &titled)?,
+        Chart::Bars { frame, bars } => draw_bars(frame, bars, &titled)?,
+        Chart::Panels { frame, panels } => draw_panels(frame, panels, &titled)?,
+    }
+    root.present().map_err(fail)
+}
+
+fn draw_lines<DB: DrawingBackend>(frame: &Frame, lines: &[Line], area: &DrawingArea<DB, Shift>) -> DrawResult {
+    let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let (x_min, x_max, y_max) = bounds(lines, true);
+    let mut plot = ChartBuilder::on(area)
+        .caption(&frame.subtitle, (FONT, 16).into_font().color(&GREY))
         .margin(16)
         .x_label_area_size(50)
         .y_label_area_size(80)
         .build_cartesian_2d(x_min..x_max, 0.0..y_max)
         .map_err(fail)?;
     plot.configure_mesh()
-        .x_desc(&chart.x_label)
-        .y_desc(&chart.y_label)
+        .x_desc(&frame.x_label)
+        .y_desc(&frame.y_label)
         .axis_desc_style((FONT, 18))
         .label_style((FONT, 15))
         .light_line_style(TRANSPARENT)
-        .bold_line_style(RGBColor(225, 225, 225))
+        .bold_line_style(GRID)
         .x_label_formatter(&|x| format_number(*x))
         .y_label_formatter(&|y| format_number(*y))
         .draw()
         .map_err(fail)?;
-    for (i, line) in chart.lines.iter().enumerate() {
+    for (i, line) in lines.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        if chart.band && line.points.len() > 1 {
+        if line.points.len() > 1 {
             let upper = line.points.iter().map(|&(x, y, ci)| (x, y + ci));
             let lower = line.points.iter().rev().map(|&(x, y, ci)| (x, (y - ci).max(0.0)));
-            plot.draw_series(std::iter::once(Polygon::new(
-                upper.chain(lower).collect::<Vec<_>>(),
-                color.mix(0.18).filled(),
-            )))
-            .map_err(fail)?;
+            let band: Vec<(f64, f64)> = upper.chain(lower).collect();
+            plot.draw_series(std::iter::once(Polygon::new(band, color.mix(0.18).filled()))).map_err(fail)?;
         }
         plot.draw_series(LineSeries::new(line.points.iter().map(|&(x, y, _)| (x, y)), color.stroke_width(2)))
             .map_err(fail)?
             .label(line.label.as_str())
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
-        if chart.band && line.points.len() <= 40 {
+        if line.points.len() <= 40 {
             plot.draw_series(line.points.iter().map(|&(x, y, _)| Circle::new((x, y), 3, color.filled())))
                 .map_err(fail)?;
         }
     }
     plot.configure_series_labels()
-        .position(chart.legend.clone())
+        .position(SeriesLabelPosition::UpperLeft)
         .label_font((FONT, 16))
         .background_style(WHITE.mix(0.85))
         .border_style(RGBColor(180, 180, 180))
         .draw()
-        .map_err(fail)?;
-    root.present().map_err(fail)
+        .map_err(fail)
 }
 
-/// Axis ranges covering every line and band, with a little headroom; never empty.
-fn bounds(chart: &LineChart) -> (f64, f64, f64) {
-    let all = chart.lines.iter().flat_map(|line| line.points.iter());
+fn draw_bars<DB: DrawingBackend>(frame: &Frame, bars: &[Line], area: &DrawingArea<DB, Shift>) -> DrawResult {
+    let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let (_, _, y_max) = bounds(bars, true);
+    let count = bars.len().max(1);
+    let labels: Vec<&str> = bars.iter().map(|bar| bar.label.as_str()).collect();
+    let mut plot = ChartBuilder::on(area)
+        .caption(&frame.subtitle, (FONT, 16).into_font().color(&GREY))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.5..(count as f64 - 0.5), 0.0..y_max)
+        .map_err(fail)?;
+    plot.configure_mesh()
+        .x_desc(&frame.x_label)
+        .y_desc(&frame.y_label)
+        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 15))
+        .disable_x_mesh()
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
+        .x_labels(count)
+        .x_label_formatter(&|x| {
+            let index = x.round();
+            if (x - index).abs() < 1e-9 && index >= 0.0 {
+                labels.get(index as usize).map_or_else(String::new, |label| (*label).to_owned())
+            } else {
+                String::new()
+            }
+        })
+        .y_label_formatter(&|y| format_number(*y))
+        .draw()
+        .map_err(fail)?;
+    for (i, bar) in bars.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let x = i as f64;
+        let (_, mean, ci) = bar.points.first().copied().unwrap_or((0.0, 0.0, 0.0));
+        plot.draw_series(std::iter::once(Rectangle::new([(x - 0.3, 0.0), (x + 0.3, mean)], color.mix(0.8).filled())))
+            .map_err(fail)?;
+        let whisker = BLACK.stroke_width(2);
+        plot.draw_series([
+            PathElement::new(vec![(x, (mean - ci).max(0.0)), (x, mean + ci)], whisker),
+            PathElement::new(vec![(x - 0.08, mean + ci), (x + 0.08, mean + ci)], whisker),
+            PathElement::new(vec![(x - 0.08, (mean - ci).max(0.0)), (x + 0.08, (mean - ci).max(0.0))], whisker),
+        ])
+        .map_err(fail)?;
+        let style = (FONT, 15).into_font().color(&GREY).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let text = Text::new(short_number(mean), (x, mean + ci + y_max * 0.01), style);
+        plot.draw_series(std::iter::once(text)).map_err(fail)?;
+    }
+    Ok(())
+}
+
+fn draw_panels<DB: DrawingBackend>(frame: &Frame, panels: &[Line], area: &DrawingArea<DB, Shift>) -> DrawResult {
+    let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let (x_min, x_max, y_max) = bounds(panels, false);
+    let area = area.margin(0, 8, 8, 8);
+    let (subtitle, body) = area.split_vertically(28);
+    subtitle.draw(&Text::new(frame.subtitle.as_str(), (12, 4), (FONT, 16).into_font().color(&GREY))).map_err(fail)?;
+    let cells = body.split_evenly((panels.len().max(1), 1));
+    for (i, (panel, cell)) in panels.iter().zip(cells.iter()).enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let last = i + 1 == panels.len();
+        let mut plot = ChartBuilder::on(cell)
+            .margin(6)
+            .x_label_area_size(if last { 45 } else { 6 })
+            .y_label_area_size(80)
+            .build_cartesian_2d(x_min..x_max, 0.0..y_max)
+            .map_err(fail)?;
+        let mut mesh = plot.configure_mesh();
+        mesh.y_desc(&frame.y_label)
+            .axis_desc_style((FONT, 14))
+            .label_style((FONT, 13))
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .y_labels(4)
+            .x_label_formatter(&|x| format_number(*x))
+            .y_label_formatter(&|y| format_number(*y));
+        if last {
+            mesh.x_desc(&frame.x_label);
+        } else {
+            mesh.x_labels(0);
+        }
+        mesh.draw().map_err(fail)?;
+        plot.draw_series(AreaSeries::new(panel.points.iter().map(|&(x, y, _)| (x, y)), 0.0, color.mix(0.25)))
+            .map_err(fail)?;
+        plot.draw_series(LineSeries::new(panel.points.iter().map(|&(x, y, _)| (x, y)), color.stroke_width(2)))
+            .map_err(fail)?;
+        let (label_x, label_y) = (x_min + (x_max - x_min) * 0.99, y_max * 0.93);
+        let style = (FONT, 17).into_font().style(FontStyle::Bold).color(&color).pos(Pos::new(HPos::Right, VPos::Top));
+        plot.draw_series(std::iter::once(Text::new(panel.label.clone(), (label_x, label_y), style))).map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// A bar label: whole numbers from 100 up, else three significant digits.
+fn short_number(x: f64) -> String {
+    if x.abs() >= 100.0 || x == 0.0 {
+        format!("{x:.0}")
+    } else {
+        let decimals = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
+/// Axis ranges covering every line (and its CI when `with_ci`), with a little headroom; never empty.
+fn bounds(lines: &[Line], with_ci: bool) -> (f64, f64, f64) {
     let (mut x_min, mut x_max, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY, 0.0_f64);
-    for &(x, y, ci) in all {
+    for &(x, y, ci) in lines.iter().flat_map(|line| line.points.iter()) {
         x_min = x_min.min(x);
         x_max = x_max.max(x);
-        y_max = y_max.max(y + if chart.band { ci } else { 0.0 });
+        y_max = y_max.max(y + if with_ci && ci.is_finite() { ci } else { 0.0 });
     }
     if !x_min.is_finite() {
         (x_min, x_max) = (0.0, 1.0);
