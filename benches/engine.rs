@@ -8,19 +8,15 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retrylab::engine::SimDuration;
 use retrylab::model::{ModelKind, Point, Value};
 
-fn occ_point(clients: i64, strategy: &'static str) -> retrylab::model::ModelConfig {
-    let kind = ModelKind::Occ;
+/// A point of `kind` with every default, then `changes` applied.
+fn point(kind: ModelKind, changes: &[(&str, Value)]) -> retrylab::model::ModelConfig {
     let entries = kind
         .params()
         .map(|spec| {
-            let value = match spec.key {
-                "clients" => Some(Value::Count(clients)),
-                "strategy" => Some(Value::Choice(strategy)),
-                _ => match spec.default {
-                    retrylab::model::ParamDefault::Value(value) => Some(value),
-                    _ => None,
-                },
-            };
+            let value = changes.iter().find(|(key, _)| *key == spec.key).map(|(_, v)| *v).or(match spec.default {
+                retrylab::model::ParamDefault::Value(value) => Some(value),
+                _ => None,
+            });
             (spec, value)
         })
         .collect();
@@ -31,7 +27,8 @@ fn occ_events_per_second(c: &mut Criterion) {
     let bucket = SimDuration::from_millis(10);
     let mut group = c.benchmark_group("occ");
     for (clients, strategy) in [(100, "full-jitter"), (100, "exponential"), (100, "none")] {
-        let config = occ_point(clients, strategy);
+        let config =
+            point(ModelKind::Occ, &[("clients", Value::Count(clients)), ("strategy", Value::Choice(strategy))]);
         // One iteration runs the same 16 seeds, so the events per iteration are exact, not estimated.
         let seeds = 0..16_u64;
         let events: u64 = seeds.clone().map(|seed| config.simulate(seed, bucket).events).sum();
@@ -43,5 +40,31 @@ fn occ_events_per_second(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, occ_events_per_second);
+/// The contended server under a 10,000-client herd: 20 workers, a 500-deep queue, 1 ms network, full jitter.
+fn server_events_per_second(c: &mut Criterion) {
+    let bucket = SimDuration::from_millis(10);
+    let config = point(
+        ModelKind::Server,
+        &[
+            ("clients", Value::Count(10_000)),
+            ("workers", Value::Count(20)),
+            ("queue_limit", Value::Count(500)),
+            ("network_delay", Value::Duration(SimDuration::from_millis(1))),
+            ("strategy", Value::Choice("full-jitter")),
+            ("base", Value::Duration(SimDuration::from_millis(10))),
+            ("cap", Value::Duration(SimDuration::from_secs(10))),
+        ],
+    );
+    let seeds = 0..4_u64;
+    let events: u64 = seeds.clone().map(|seed| config.simulate(seed, bucket).events).sum();
+    let mut group = c.benchmark_group("server");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(events));
+    group.bench_function("full-jitter/10000-clients", |b| {
+        b.iter(|| seeds.clone().map(|seed| black_box(config.simulate(black_box(seed), bucket).events)).sum::<u64>())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, occ_events_per_second, server_events_per_second);
 criterion_main!(benches);
