@@ -2,7 +2,7 @@
 
 use super::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::engine::SimDuration;
-use crate::policy::{BackoffParams, RetryPolicy, Strategy};
+use crate::policy::{BackoffParams, RetryAfterPolicy, RetryPolicy, Strategy};
 
 /// The client policy parameters, in the order they appear in outputs.
 pub const CLIENT_PARAMS: &[ParamSpec] = &[
@@ -73,5 +73,6 @@ pub fn retry_policy(point: &Point) -> Result<RetryPolicy, ParamError> {
         backoff: BackoffParams { base, cap, multiplier: point.real("multiplier")? },
         max_attempts: point.optional_count("max_attempts")?.map(|n| n as u32),
         deadline: point.optional_duration("deadline")?,
+        retry_after: RetryAfterPolicy::Honour,
     })
 }

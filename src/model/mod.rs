@@ -58,8 +58,8 @@ macro_rules! register_models {
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum ModelKind { $($variant),+ }
 
-        /// A model's typed configuration for one sweep point.
-        pub enum ModelConfig { $($variant(<$module::$model as SimModel>::Config)),+ }
+        /// A model's typed configuration for one sweep point (boxed: configurations differ widely in size).
+        pub enum ModelConfig { $($variant(Box<<$module::$model as SimModel>::Config>)),+ }
 
         impl ModelKind {
             pub const ALL: &'static [ModelKind] = &[$(ModelKind::$variant),+];
@@ -85,7 +85,7 @@ macro_rules! register_models {
             }
             pub fn configure(self, point: &Point) -> Result<ModelConfig, ParamError> {
                 match self {
-                    $(ModelKind::$variant => <$module::$model as SimModel>::configure(point).map(ModelConfig::$variant)),+
+                    $(ModelKind::$variant => <$module::$model as SimModel>::configure(point).map(|config| ModelConfig::$variant(Box::new(config)))),+
                 }
             }
         }

@@ -215,8 +215,13 @@ impl Model for OccRun<'_> {
                 let elapsed = scheduler.now().saturating_since(SimTime::ZERO);
                 let state = &mut self.clients[client as usize];
                 state.failed_attempts += 1;
-                let decision =
-                    self.config.retry.after_failure(state.failed_attempts, elapsed, &mut state.memory, &mut self.rng);
+                let decision = self.config.retry.after_failure(
+                    state.failed_attempts,
+                    elapsed,
+                    None,
+                    &mut state.memory,
+                    &mut self.rng,
+                );
                 match decision {
                     RetryDecision::RetryAfter(sleep) => {
                         let hop = self.hop();
@@ -239,7 +244,13 @@ mod tests {
         OccConfig {
             clients,
             network: Normal::new(10e6, 2e6).unwrap(),
-            retry: RetryPolicy { strategy, backoff: BackoffParams::AWS_2015, max_attempts: None, deadline: None },
+            retry: RetryPolicy {
+                strategy,
+                backoff: BackoffParams::AWS_2015,
+                max_attempts: None,
+                deadline: None,
+                retry_after: crate::policy::RetryAfterPolicy::Honour,
+            },
         }
     }
 

@@ -8,21 +8,40 @@
 //! attempt the client asks its retry policy (n = failed attempts so far) and either sleeps and resends, or gives
 //! up. With retries off and no timeout this is an M/M/c (or M/G/c, M/D/1, closed) queue, which the theory
 //! tests check.
+//!
+//! Answers carry a status: 200; 503 when the queue is full (with an optional Retry-After); 429 from the token
+//! bucket rate limiter (Retry-After = time until its next token); and, after service, with independent
+//! probabilities, 502 (transient), 400 whose body says an upstream is temporarily unavailable ("transient
+//! disguised as 400") or 422 (permanent). The client's classifier decides what is retried. A successful service
+//! applies the request's side effect; a second application of the same request is a duplicate unless the client
+//! sends idempotency keys, in which case the server recognises it and applies nothing.
 
 use std::collections::VecDeque;
+
+use rand::RngExt;
 
 use super::client::{CLIENT_PARAMS, retry_policy};
 use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
 use crate::engine::{Model, RunLimit, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::{BucketCounter, LatencyHistogram};
-use crate::policy::{BackoffMemory, RetryDecision, RetryPolicy};
+use crate::policy::{BackoffMemory, Classifier, Response, RetryAfterPolicy, RetryDecision, RetryPolicy, TokenBucket};
 
 /// The contended-server model (scenario `kind = "server"`).
 pub struct Server;
 
 const fn duration_param(section: Section, key: &'static str, default: ParamDefault, help: &'static str) -> ParamSpec {
     ParamSpec { section, key, kind: ParamKind::Duration, default, help }
+}
+
+const fn probability_param(key: &'static str, help: &'static str) -> ParamSpec {
+    ParamSpec {
+        section: Section::Model,
+        key,
+        kind: ParamKind::Real { min: 0.0, max: 1.0 },
+        default: ParamDefault::Value(Value::Real(0.0)),
+        help,
+    }
 }
 
 const fn millis(ms: u64) -> ParamDefault {
@@ -68,6 +87,30 @@ const SERVER_PARAMS: &[ParamSpec] = &[
         "k: service time grows by k × the requests in service (this one included) when it starts",
     ),
     duration_param(Section::Model, "network_delay", millis(0), "mean one-way network delay"),
+    probability_param("error_probability", "chance a served attempt answers 502 (transient)"),
+    probability_param("disguised_probability", "chance a served attempt answers 400 with a 'temporarily unavailable' body"),
+    probability_param("permanent_probability", "chance a served attempt answers 422 (permanent)"),
+    ParamSpec {
+        section: Section::Model,
+        key: "rate_limit",
+        kind: ParamKind::Real { min: 0.0, max: 1e9 },
+        default: ParamDefault::Unset,
+        help: "token bucket: attempts admitted per second; others get 429 with Retry-After (unset: no limiter)",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "rate_burst",
+        kind: ParamKind::Count { min: 1, max: 1_000_000_000 },
+        default: ParamDefault::Value(Value::Count(1)),
+        help: "token bucket capacity: attempts admitted back to back",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "overload_retry_after",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Unset,
+        help: "Retry-After sent with 503 when the queue is full (unset: none)",
+    },
     ParamSpec {
         section: Section::Model,
         key: "network",
@@ -108,7 +151,7 @@ const WORKLOAD_PARAMS: &[ParamSpec] = &[
     duration_param(Section::Workload, "warmup", millis(0), "requests sent before this are left out of the metrics"),
 ];
 
-const TIMEOUT_PARAMS: &[ParamSpec] = &[
+const SERVER_CLIENT_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         section: Section::Client,
         key: "timeout",
@@ -122,6 +165,27 @@ const TIMEOUT_PARAMS: &[ParamSpec] = &[
         kind: ParamKind::Choice(&["abandon", "cancel"]),
         default: ParamDefault::Value(Value::Choice("abandon")),
         help: "what happens to a timed-out attempt's queued work: abandon (still served) or cancel (dropped)",
+    },
+    ParamSpec {
+        section: Section::Client,
+        key: "classifier",
+        kind: ParamKind::Choice(Classifier::NAMES),
+        default: ParamDefault::Value(Value::Choice("status-only")),
+        help: "status-only (retry 429/502/503/504) or body-aware (also a 400 whose body says transient)",
+    },
+    ParamSpec {
+        section: Section::Client,
+        key: "retry_after",
+        kind: ParamKind::Choice(RetryAfterPolicy::NAMES),
+        default: ParamDefault::Value(Value::Choice("honour")),
+        help: "Retry-After hints: honour (replaces the backoff), ignore, or honour-capped (at most the cap)",
+    },
+    ParamSpec {
+        section: Section::Client,
+        key: "idempotency_keys",
+        kind: ParamKind::Choice(&["off", "on"]),
+        default: ParamDefault::Value(Value::Choice("off")),
+        help: "on: the server recognises repeats of a request and applies its side effect once",
     },
 ];
 
@@ -148,7 +212,11 @@ mod metric {
     pub const PEAK_CALLS_PER_BUCKET: usize = 18;
     pub const PEAK_TO_MEAN: usize = 19;
     pub const EVENTS: usize = 20;
-    pub const COUNT: usize = 21;
+    pub const DUPLICATES: usize = 21;
+    pub const FAILED_PERMANENTLY: usize = 22;
+    pub const THROTTLED: usize = 23;
+    pub const SERVER_ERRORS: usize = 24;
+    pub const COUNT: usize = 25;
 }
 
 /// Timeline series positions.
@@ -181,19 +249,26 @@ pub struct ServerConfig {
     pub retry: RetryPolicy,
     pub timeout: Option<SimDuration>,
     pub cancel_on_timeout: bool,
+    pub classifier: Classifier,
+    pub idempotency_keys: bool,
+    /// Probabilities of 502, disguised 400 and 422 after service, in that order.
+    pub error_probabilities: [f64; 3],
+    /// Token bucket (rate per second, capacity), if the server limits its rate.
+    pub rate_limit: Option<(f64, f64)>,
+    pub overload_retry_after: Option<SimDuration>,
 }
 
 impl SimModel for Server {
     const KIND: &'static str = "server";
     const ABOUT: &'static str = "a server with workers and a bounded FIFO queue; clients time out and retry";
-    const PARAMS: &'static [&'static [ParamSpec]] = &[SERVER_PARAMS, WORKLOAD_PARAMS, CLIENT_PARAMS, TIMEOUT_PARAMS];
+    const PARAMS: &'static [&'static [ParamSpec]] = &[SERVER_PARAMS, WORKLOAD_PARAMS, CLIENT_PARAMS, SERVER_CLIENT_PARAMS];
     const METRICS: &'static [MetricSpec] = &[
         MetricSpec { name: "calls", help: "attempts reaching the server, rejected ones included" },
         MetricSpec { name: "requests", help: "unique requests (first tries)" },
         MetricSpec { name: "retries", help: "attempts after the first" },
         MetricSpec { name: "succeeded", help: "requests answered successfully" },
         MetricSpec { name: "gave_up", help: "requests whose policy gave up (dead-lettered)" },
-        MetricSpec { name: "success_rate", help: "succeeded / (succeeded + gave_up)" },
+        MetricSpec { name: "success_rate", help: "succeeded / requests that ended (succeeded, gave up or failed)" },
         MetricSpec { name: "timeouts", help: "attempts that timed out at the client" },
         MetricSpec { name: "rejected", help: "attempts rejected with 503 because the queue was full" },
         MetricSpec { name: "amplification", help: "server calls per unique request" },
@@ -209,6 +284,10 @@ impl SimModel for Server {
         MetricSpec { name: "peak_calls_per_bucket", help: "most server calls in one timeline bucket" },
         MetricSpec { name: "peak_to_mean", help: "peak calls per bucket over the mean of the non-empty buckets" },
         MetricSpec { name: "events", help: "engine events in the run" },
+        MetricSpec { name: "duplicates", help: "side effects applied again by a retried request (without idempotency keys)" },
+        MetricSpec { name: "failed_permanently", help: "requests ended by an answer the classifier does not retry" },
+        MetricSpec { name: "throttled", help: "attempts answered 429 by the rate limiter" },
+        MetricSpec { name: "server_errors", help: "attempts answered 502, or 400 with a transient body" },
     ];
     const TIMELINE: &'static [&'static str] = &["calls", "goodput", "offered"];
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
@@ -256,6 +335,29 @@ impl SimModel for Server {
         if !matches!(workload, Workload::Burst { .. }) && warmup >= duration {
             return Err(ParamError { key: "warmup", message: "must be shorter than `duration`".into() });
         }
+        let error_probabilities = [
+            point.real("error_probability")?,
+            point.real("disguised_probability")?,
+            point.real("permanent_probability")?,
+        ];
+        if error_probabilities.iter().sum::<f64>() > 1.0 {
+            return Err(ParamError {
+                key: "permanent_probability",
+                message: "error_probability + disguised_probability + permanent_probability must not exceed 1".into(),
+            });
+        }
+        let rate_limit = match point.get("rate_limit")? {
+            None => None,
+            Some(_) => {
+                let rate = point.real("rate_limit")?;
+                if rate <= 0.0 {
+                    return Err(ParamError { key: "rate_limit", message: "must be greater than 0".into() });
+                }
+                Some((rate, point.count("rate_burst")? as f64))
+            }
+        };
+        let mut retry = retry_policy(point)?;
+        retry.retry_after = RetryAfterPolicy::from_name(point.choice("retry_after")?).unwrap_or(RetryAfterPolicy::Honour);
         let think_time =
             TimeDistribution::new("exponential", point.duration("think_time")?, SimDuration::ZERO, SimDuration::ZERO, 0.0, "think_time")?;
         Ok(ServerConfig {
@@ -268,9 +370,14 @@ impl SimModel for Server {
             think_time,
             duration,
             warmup,
-            retry: retry_policy(point)?,
+            retry,
             timeout: point.optional_duration("timeout")?,
             cancel_on_timeout: point.choice("on_timeout")? == "cancel",
+            classifier: Classifier::from_name(point.choice("classifier")?).unwrap_or(Classifier::StatusOnly),
+            idempotency_keys: point.choice("idempotency_keys")? == "on",
+            error_probabilities,
+            rate_limit,
+            overload_retry_after: point.optional_duration("overload_retry_after")?,
         })
     }
 
@@ -301,6 +408,7 @@ impl SimModel for Server {
 
 /// A message or timer. `slot` indexes the request table; `token` names one attempt, so events about an
 /// attempt that is no longer current (a late answer, a timer for an attempt already answered) are recognised.
+/// Tokens are unique within a run up to 2^32 attempts, far beyond any event's lifetime.
 #[derive(Clone, Copy, Debug)]
 pub enum ServerEvent {
     /// A client issues a new request.
@@ -308,13 +416,13 @@ pub enum ServerEvent {
     /// The next open-loop arrival.
     OpenArrival,
     /// An attempt reaches the server.
-    AttemptArrives { slot: u32, token: u64 },
+    AttemptArrives { slot: u32, token: u32 },
     /// A worker finishes an attempt.
-    ServiceDone { slot: u32, token: u64 },
-    /// The server's answer reaches the client.
-    Answer { slot: u32, token: u64, outcome: Outcome },
+    ServiceDone { slot: u32, token: u32 },
+    /// The server's answer reaches the client; `retry_after_us` is its Retry-After hint in µs (0: none).
+    Answer { slot: u32, token: u32, outcome: Outcome, retry_after_us: u32 },
     /// The client's per-attempt timer fires.
-    Timeout { slot: u32, token: u64 },
+    Timeout { slot: u32, token: u32 },
     /// The client's backoff sleep ends.
     RetryDue { slot: u32 },
 }
@@ -322,20 +430,51 @@ pub enum ServerEvent {
 /// What the server answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// 200.
     Success,
     /// 503: the queue was full.
-    Rejected,
+    Overloaded,
+    /// 429: the rate limiter had no token.
+    Throttled,
+    /// 502 after service: a transient failure.
+    TransientError,
+    /// 400 after service, with a body saying an upstream is temporarily unavailable.
+    DisguisedTransient,
+    /// 422 after service: permanent.
+    Permanent,
+}
+
+impl Outcome {
+    /// The response as a client's classifier sees it.
+    pub fn response(self) -> Response {
+        let (status, transient_body) = match self {
+            Outcome::Success => (200, false),
+            Outcome::Overloaded => (503, true),
+            Outcome::Throttled => (429, true),
+            Outcome::TransientError => (502, true),
+            Outcome::DisguisedTransient => (400, true),
+            Outcome::Permanent => (422, false),
+        };
+        Response { status, transient_body }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Request {
     client: u32,
     sent_at: SimTime,
-    /// The token of the attempt in flight; 0 while sleeping between attempts.
-    token: u64,
+    /// The token of the attempt the client waits for; 0 while it sleeps and once it is done.
+    token: u32,
     failed_attempts: u32,
     memory: BackoffMemory,
     measured: bool,
+    /// The client still wants an answer.
+    open: bool,
+    /// Attempts on their way to, or held by, the server. The slot is reused only when this is 0 and the client
+    /// is done, so the server can always tell which request an attempt belongs to.
+    at_server: u32,
+    /// Times the server applied this request's side effect.
+    applied: u32,
 }
 
 struct ServerRun<'a> {
@@ -343,10 +482,11 @@ struct ServerRun<'a> {
     rng: SimRng,
     requests: Vec<Request>,
     free_slots: Vec<u32>,
-    next_token: u64,
-    queue: VecDeque<(u32, u64, SimTime)>,
+    next_token: u32,
+    queue: VecDeque<(u32, u32, SimTime)>,
     busy: u32,
     busy_nanos: f64,
+    limiter: Option<TokenBucket>,
     timeline: [BucketCounter; series::COUNT],
     latency: LatencyHistogram,
     wait_nanos: f64,
@@ -361,8 +501,12 @@ struct Counts {
     retries: u64,
     succeeded: u64,
     gave_up: u64,
+    failed_permanently: u64,
     timeouts: u64,
     rejected: u64,
+    throttled: u64,
+    server_errors: u64,
+    duplicates: u64,
     measured_successes: u64,
 }
 
@@ -377,6 +521,7 @@ impl<'a> ServerRun<'a> {
             queue: VecDeque::with_capacity(1024),
             busy: 0,
             busy_nanos: 0.0,
+            limiter: config.rate_limit.map(|(rate, burst)| TokenBucket::new(rate, burst)),
             timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
             latency: LatencyHistogram::default(),
             wait_nanos: 0.0,
@@ -387,18 +532,13 @@ impl<'a> ServerRun<'a> {
 
     fn next_arrival_gap(&mut self) -> SimDuration {
         let Workload::Open { rate_per_nano } = self.config.workload else { return SimDuration::MAX };
-        use rand::RngExt;
         // Inverse transform: Exp(rate) = −ln(1 − U)/rate, U in [0, 1).
         SimDuration::from_nanos_f64(-(1.0 - self.rng.random::<f64>()).ln() / rate_per_nano)
     }
 
     fn open_request(&mut self, client: u32, now: SimTime) -> u32 {
-        let request = Request {
-            client,
-            sent_at: now,
-            measured: now >= self.config.warmup,
-            ..Request::default()
-        };
+        let request =
+            Request { client, sent_at: now, measured: now >= self.config.warmup, open: true, ..Request::default() };
         let slot = match self.free_slots.pop() {
             Some(slot) => {
                 self.requests[slot as usize] = request;
@@ -416,8 +556,10 @@ impl<'a> ServerRun<'a> {
 
     fn send_attempt(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
         let token = self.next_token;
-        self.next_token += 1;
-        self.requests[slot as usize].token = token;
+        self.next_token = self.next_token.wrapping_add(1).max(1);
+        let request = &mut self.requests[slot as usize];
+        request.token = token;
+        request.at_server += 1;
         let delay = self.config.network.sample(&mut self.rng);
         scheduler.schedule_in(delay, ServerEvent::AttemptArrives { slot, token });
         if let Some(timeout) = self.config.timeout {
@@ -425,12 +567,30 @@ impl<'a> ServerRun<'a> {
         }
     }
 
-    fn answer(&mut self, slot: u32, token: u64, outcome: Outcome, scheduler: &mut Scheduler<ServerEvent>) {
+    /// The server is done with an attempt: it answers, and forgets the attempt.
+    fn answer(
+        &mut self,
+        slot: u32,
+        token: u32,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+        scheduler: &mut Scheduler<ServerEvent>,
+    ) {
+        let retry_after_us = retry_after.map_or(0, |d| (d.as_nanos().div_ceil(1_000)).clamp(1, u64::from(u32::MAX)) as u32);
         let delay = self.config.network.sample(&mut self.rng);
-        scheduler.schedule_in(delay, ServerEvent::Answer { slot, token, outcome });
+        scheduler.schedule_in(delay, ServerEvent::Answer { slot, token, outcome, retry_after_us });
+        self.leave_server(slot);
     }
 
-    fn start_service(&mut self, slot: u32, token: u64, queued_at: SimTime, scheduler: &mut Scheduler<ServerEvent>) {
+    fn leave_server(&mut self, slot: u32) {
+        let request = &mut self.requests[slot as usize];
+        request.at_server -= 1;
+        if !request.open && request.at_server == 0 {
+            self.free_slots.push(slot);
+        }
+    }
+
+    fn start_service(&mut self, slot: u32, token: u32, queued_at: SimTime, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
         self.busy += 1;
         if queued_at >= self.config.warmup {
@@ -444,15 +604,37 @@ impl<'a> ServerRun<'a> {
         scheduler.schedule_in(service, ServerEvent::ServiceDone { slot, token });
     }
 
-    /// True while `token` is the attempt in flight of the request in `slot`.
-    fn is_current(&self, slot: u32, token: u64) -> bool {
-        self.requests.get(slot as usize).is_some_and(|request| request.token == token)
+    /// The answer of a served attempt, drawn from the error probabilities.
+    fn served_outcome(&mut self) -> Outcome {
+        let [transient, disguised, permanent] = self.config.error_probabilities;
+        if transient + disguised + permanent == 0.0 {
+            return Outcome::Success;
+        }
+        let draw = self.rng.random::<f64>();
+        if draw < transient {
+            Outcome::TransientError
+        } else if draw < transient + disguised {
+            Outcome::DisguisedTransient
+        } else if draw < transient + disguised + permanent {
+            Outcome::Permanent
+        } else {
+            Outcome::Success
+        }
+    }
+
+    /// True while `token` is the attempt the request in `slot` waits for.
+    fn is_current(&self, slot: u32, token: u32) -> bool {
+        self.requests.get(slot as usize).is_some_and(|request| request.open && request.token == token)
     }
 
     fn close_request(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
-        let client = self.requests[slot as usize].client;
-        self.requests[slot as usize].token = 0;
-        self.free_slots.push(slot);
+        let request = &mut self.requests[slot as usize];
+        request.open = false;
+        request.token = 0;
+        let client = request.client;
+        if request.at_server == 0 {
+            self.free_slots.push(slot);
+        }
         if let Workload::Closed { .. } = self.config.workload {
             let think = self.config.think_time.sample(&mut self.rng);
             if scheduler.now() + think < self.config.duration {
@@ -461,13 +643,15 @@ impl<'a> ServerRun<'a> {
         }
     }
 
-    fn attempt_failed(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+    fn attempt_failed(&mut self, slot: u32, hint: Option<SimDuration>, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
         let request = &mut self.requests[slot as usize];
         request.token = 0;
         request.failed_attempts += 1;
         let elapsed = now - request.sent_at;
-        match self.config.retry.after_failure(request.failed_attempts, elapsed, &mut request.memory, &mut self.rng) {
+        let decision =
+            self.config.retry.after_failure(request.failed_attempts, elapsed, hint, &mut request.memory, &mut self.rng);
+        match decision {
             RetryDecision::RetryAfter(sleep) => scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot }),
             RetryDecision::GiveUp(_) => {
                 self.counts.gave_up += 1;
@@ -476,21 +660,40 @@ impl<'a> ServerRun<'a> {
         }
     }
 
+    fn succeed(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        let now = scheduler.now();
+        let request = self.requests[slot as usize];
+        self.counts.succeeded += 1;
+        self.timeline[series::GOODPUT].record(now);
+        if request.measured {
+            self.latency.record(now - request.sent_at);
+        }
+        let in_window = matches!(self.config.workload, Workload::Burst { .. }) || now <= self.config.duration;
+        if now >= self.config.warmup && in_window {
+            self.counts.measured_successes += 1;
+        }
+        self.close_request(slot, scheduler);
+    }
+
     fn finish(self, events: u64, end: SimTime) -> RunOutput {
         let counts = &self.counts;
         let ms = |nanos: f64| nanos / 1e6;
+        let ratio = |a: u64, b: u64| if b == 0 { f64::NAN } else { a as f64 / b as f64 };
         let mut metrics = vec![0.0; metric::COUNT];
         metrics[metric::CALLS] = counts.calls as f64;
         metrics[metric::REQUESTS] = counts.requests as f64;
         metrics[metric::RETRIES] = counts.retries as f64;
         metrics[metric::SUCCEEDED] = counts.succeeded as f64;
         metrics[metric::GAVE_UP] = counts.gave_up as f64;
-        let finished = counts.succeeded + counts.gave_up;
-        metrics[metric::SUCCESS_RATE] = if finished == 0 { f64::NAN } else { counts.succeeded as f64 / finished as f64 };
+        metrics[metric::FAILED_PERMANENTLY] = counts.failed_permanently as f64;
+        metrics[metric::SUCCESS_RATE] =
+            ratio(counts.succeeded, counts.succeeded + counts.gave_up + counts.failed_permanently);
         metrics[metric::TIMEOUTS] = counts.timeouts as f64;
         metrics[metric::REJECTED] = counts.rejected as f64;
-        metrics[metric::AMPLIFICATION] =
-            if counts.requests == 0 { f64::NAN } else { counts.calls as f64 / counts.requests as f64 };
+        metrics[metric::THROTTLED] = counts.throttled as f64;
+        metrics[metric::SERVER_ERRORS] = counts.server_errors as f64;
+        metrics[metric::DUPLICATES] = counts.duplicates as f64;
+        metrics[metric::AMPLIFICATION] = ratio(counts.calls, counts.requests);
         metrics[metric::LATENCY_MEAN_MS] = ms(self.latency.mean_nanos());
         for (index, q) in [
             (metric::LATENCY_P50_MS, 0.5),
@@ -549,52 +752,60 @@ impl Model for ServerRun<'_> {
             ServerEvent::AttemptArrives { slot, token } => {
                 self.counts.calls += 1;
                 self.timeline[series::CALLS].record(now);
-                if self.config.workers.is_none_or(|workers| self.busy < workers) {
+                if let Some(Err(wait)) = self.limiter.as_mut().map(|bucket| bucket.try_take(now)) {
+                    self.counts.throttled += 1;
+                    self.answer(slot, token, Outcome::Throttled, Some(wait), scheduler);
+                } else if self.config.workers.is_none_or(|workers| self.busy < workers) {
                     self.start_service(slot, token, now, scheduler);
                 } else if self.config.queue_limit.is_none_or(|limit| (self.queue.len() as u64) < limit) {
                     self.queue.push_back((slot, token, now));
                 } else {
                     self.counts.rejected += 1;
-                    self.answer(slot, token, Outcome::Rejected, scheduler);
+                    self.answer(slot, token, Outcome::Overloaded, self.config.overload_retry_after, scheduler);
                 }
             }
             ServerEvent::ServiceDone { slot, token } => {
                 self.busy -= 1;
-                self.answer(slot, token, Outcome::Success, scheduler);
+                let outcome = self.served_outcome();
+                match outcome {
+                    Outcome::Success => {
+                        let request = &mut self.requests[slot as usize];
+                        request.applied += 1;
+                        if request.applied > 1 && !self.config.idempotency_keys {
+                            self.counts.duplicates += 1;
+                        }
+                    }
+                    Outcome::TransientError | Outcome::DisguisedTransient => self.counts.server_errors += 1,
+                    _ => {}
+                }
+                self.answer(slot, token, outcome, None, scheduler);
                 while let Some((next_slot, next_token, queued_at)) = self.queue.pop_front() {
                     if self.config.cancel_on_timeout && !self.is_current(next_slot, next_token) {
+                        self.leave_server(next_slot);
                         continue;
                     }
                     self.start_service(next_slot, next_token, queued_at, scheduler);
                     break;
                 }
             }
-            ServerEvent::Answer { slot, token, outcome } => {
+            ServerEvent::Answer { slot, token, outcome, retry_after_us } => {
                 if !self.is_current(slot, token) {
                     return;
                 }
-                match outcome {
-                    Outcome::Success => {
-                        let request = self.requests[slot as usize];
-                        self.counts.succeeded += 1;
-                        self.timeline[series::GOODPUT].record(now);
-                        if request.measured {
-                            self.latency.record(now - request.sent_at);
-                        }
-                        if now >= self.config.warmup
-                            && (matches!(self.config.workload, Workload::Burst { .. }) || now <= self.config.duration)
-                        {
-                            self.counts.measured_successes += 1;
-                        }
-                        self.close_request(slot, scheduler);
-                    }
-                    Outcome::Rejected => self.attempt_failed(slot, scheduler),
+                if outcome == Outcome::Success {
+                    self.succeed(slot, scheduler);
+                } else if self.config.classifier.is_retryable(outcome.response()) {
+                    let hint = (retry_after_us > 0).then(|| SimDuration::from_micros(u64::from(retry_after_us)));
+                    self.attempt_failed(slot, hint, scheduler);
+                } else {
+                    self.counts.failed_permanently += 1;
+                    self.close_request(slot, scheduler);
                 }
             }
             ServerEvent::Timeout { slot, token } => {
                 if self.is_current(slot, token) {
                     self.counts.timeouts += 1;
-                    self.attempt_failed(slot, scheduler);
+                    self.attempt_failed(slot, None, scheduler);
                 }
             }
             ServerEvent::RetryDue { slot } => {

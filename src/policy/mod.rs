@@ -2,7 +2,11 @@
 //! the engine: they take the failure count, the elapsed time and a random source, and return a decision.
 
 pub mod backoff;
+mod classify;
 mod retry;
+mod token_bucket;
 
 pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy};
+pub use classify::{Classifier, RETRYABLE_STATUSES, Response, RetryAfterPolicy};
 pub use retry::{GiveUpReason, RetryDecision, RetryPolicy};
+pub use token_bucket::TokenBucket;

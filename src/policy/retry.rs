@@ -3,6 +3,7 @@
 use rand::Rng;
 
 use super::backoff::{BackoffMemory, BackoffParams, Strategy};
+use super::classify::RetryAfterPolicy;
 use crate::engine::SimDuration;
 
 /// A client's retry policy: a backoff strategy with its parameters, plus the limits that end the retrying.
@@ -14,6 +15,8 @@ pub struct RetryPolicy {
     pub max_attempts: Option<u32>,
     /// Give up rather than sleep past this much time since the operation began (`None`: no deadline).
     pub deadline: Option<SimDuration>,
+    /// What to do with a server's Retry-After hint.
+    pub retry_after: RetryAfterPolicy,
 }
 
 /// What a client does after a failed attempt.
@@ -35,19 +38,21 @@ pub enum GiveUpReason {
 
 impl RetryPolicy {
     /// Decides after `failed_attempts` attempts have failed (`≥ 1`; it is the `n` of the backoff formulas),
-    /// `elapsed` after the operation began.
+    /// `elapsed` after the operation began, given the server's Retry-After `hint` if it sent one.
     #[inline]
     pub fn after_failure<R: Rng + ?Sized>(
         &self,
         failed_attempts: u32,
         elapsed: SimDuration,
+        hint: Option<SimDuration>,
         memory: &mut BackoffMemory,
         rng: &mut R,
     ) -> RetryDecision {
         if self.max_attempts.is_some_and(|max| failed_attempts >= max) {
             return RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
         }
-        let sleep = self.strategy.delay(&self.backoff, failed_attempts, memory, rng);
+        let computed = self.strategy.delay(&self.backoff, failed_attempts, memory, rng);
+        let sleep = self.retry_after.sleep(computed, hint, self.backoff.cap);
         match self.deadline {
             Some(deadline) if elapsed + sleep >= deadline => RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded),
             _ => RetryDecision::RetryAfter(sleep),
@@ -61,7 +66,13 @@ mod tests {
     use crate::engine::sim_rng;
 
     fn policy(max_attempts: Option<u32>, deadline: Option<SimDuration>) -> RetryPolicy {
-        RetryPolicy { strategy: Strategy::Exponential, backoff: BackoffParams::AWS_2015, max_attempts, deadline }
+        RetryPolicy {
+            strategy: Strategy::Exponential,
+            backoff: BackoffParams::AWS_2015,
+            max_attempts,
+            deadline,
+            retry_after: RetryAfterPolicy::Honour,
+        }
     }
 
     #[test]
@@ -70,7 +81,7 @@ mod tests {
         let mut memory = BackoffMemory::default();
         let three = policy(Some(3), None);
         let decide =
-            |n, memory: &mut BackoffMemory, rng: &mut _| three.after_failure(n, SimDuration::ZERO, memory, rng);
+            |n, memory: &mut BackoffMemory, rng: &mut _| three.after_failure(n, SimDuration::ZERO, None, memory, rng);
         assert_eq!(decide(1, &mut memory, &mut rng), RetryDecision::RetryAfter(SimDuration::from_millis(10)));
         assert_eq!(decide(2, &mut memory, &mut rng), RetryDecision::RetryAfter(SimDuration::from_millis(20)));
         assert_eq!(decide(3, &mut memory, &mut rng), RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted));
@@ -82,10 +93,22 @@ mod tests {
         let mut memory = BackoffMemory::default();
         let p = policy(None, Some(SimDuration::from_millis(100)));
         let at = |ms| SimDuration::from_millis(ms);
-        assert_eq!(p.after_failure(1, at(89), &mut memory, &mut rng), RetryDecision::RetryAfter(at(10)));
+        assert_eq!(p.after_failure(1, at(89), None, &mut memory, &mut rng), RetryDecision::RetryAfter(at(10)));
         assert_eq!(
-            p.after_failure(1, at(90), &mut memory, &mut rng),
+            p.after_failure(1, at(90), None, &mut memory, &mut rng),
             RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded)
         );
+    }
+
+    #[test]
+    fn an_honoured_hint_replaces_the_backoff_and_counts_against_the_deadline() {
+        let mut rng = sim_rng(0);
+        let mut memory = BackoffMemory::default();
+        let p = policy(None, Some(SimDuration::from_secs(10)));
+        let hint = Some(SimDuration::from_secs(3));
+        let decision = p.after_failure(1, SimDuration::ZERO, hint, &mut memory, &mut rng);
+        assert_eq!(decision, RetryDecision::RetryAfter(SimDuration::from_secs(3)));
+        let late = p.after_failure(1, SimDuration::from_secs(8), hint, &mut memory, &mut rng);
+        assert_eq!(late, RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded));
     }
 }

@@ -150,3 +150,163 @@ fn retry_policy_comes_from_the_client_section() {
     assert_eq!(c.retry.strategy, Strategy::Exponential);
     assert_eq!(c.retry.backoff, BackoffParams { base: SimDuration::from_millis(7), ..BackoffParams::AWS_2015 });
 }
+
+/// One worker, no queue, constant 100 ms service, no network delay: the second of two simultaneous clients is
+/// rejected with 503 and a Retry-After of 500 ms.
+fn retry_after_case(policy: &'static str) -> Vec<f64> {
+    run_metrics(
+        &config(&[
+            ("clients", Value::Count(2)),
+            ("workers", Value::Count(1)),
+            ("queue_limit", Value::Count(0)),
+            ("service", Value::Choice("constant")),
+            ("service_mean", ms(100)),
+            ("overload_retry_after", ms(500)),
+            ("strategy", Value::Choice("constant")),
+            ("base", ms(1)),
+            ("retry_after", Value::Choice(policy)),
+        ]),
+        7,
+    )
+}
+
+#[test]
+fn an_honoured_retry_after_delays_the_retry_to_at_least_the_hint() {
+    let honour = retry_after_case("honour");
+    assert_eq!(honour[metric::REJECTED], 1.0, "one rejection, then the worker is free");
+    assert!(honour[metric::COMPLETION_MS] >= 600.0, "retry at 500 ms, served by 600 ms: {}", honour[metric::COMPLETION_MS]);
+    let ignore = retry_after_case("ignore");
+    assert!(ignore[metric::REJECTED] > 1.0, "1 ms retries bounce until the worker frees up");
+    assert!(ignore[metric::COMPLETION_MS] < 300.0, "{}", ignore[metric::COMPLETION_MS]);
+    let capped = run_metrics(
+        &config(&[
+            ("clients", Value::Count(2)),
+            ("workers", Value::Count(1)),
+            ("queue_limit", Value::Count(0)),
+            ("service", Value::Choice("constant")),
+            ("service_mean", ms(100)),
+            ("overload_retry_after", ms(500)),
+            ("strategy", Value::Choice("constant")),
+            ("base", ms(1)),
+            ("cap", ms(150)),
+            ("retry_after", Value::Choice("honour-capped")),
+        ]),
+        7,
+    );
+    let done = capped[metric::COMPLETION_MS];
+    assert!((250.0..300.0).contains(&done), "hint capped at 150 ms: retry at 150, done at 250: {done}");
+}
+
+#[test]
+fn the_rate_limiter_answers_429_and_its_hint_spaces_the_retries() {
+    let m = run_metrics(
+        &config(&[
+            ("clients", Value::Count(5)),
+            ("rate_limit", Value::Real(10.0)),
+            ("rate_burst", Value::Count(1)),
+            ("service", Value::Choice("constant")),
+        ]),
+        8,
+    );
+    assert_eq!(m[metric::SUCCEEDED], 5.0);
+    assert!(m[metric::THROTTLED] >= 4.0);
+    // One token per 100 ms: the fifth request cannot be admitted before 400 ms.
+    assert!(m[metric::COMPLETION_MS] >= 400.0, "{}", m[metric::COMPLETION_MS]);
+}
+
+#[test]
+fn status_only_gives_up_on_disguised_400s_and_body_aware_retries_them() {
+    let case = |classifier| {
+        run_metrics(
+            &config(&[
+                ("clients", Value::Count(40)),
+                ("disguised_probability", Value::Real(1.0)),
+                ("max_attempts", Value::Count(3)),
+                ("classifier", Value::Choice(classifier)),
+            ]),
+            9,
+        )
+    };
+    let status_only = case("status-only");
+    assert_eq!(status_only[metric::CALLS], 40.0, "a 400 is never retried by status-only");
+    assert_eq!(status_only[metric::FAILED_PERMANENTLY], 40.0);
+    let body_aware = case("body-aware");
+    assert_eq!(body_aware[metric::CALLS], 120.0, "every attempt is retried up to max_attempts");
+    assert_eq!(body_aware[metric::GAVE_UP], 40.0);
+    assert_eq!(body_aware[metric::FAILED_PERMANENTLY], 0.0);
+}
+
+#[test]
+fn body_aware_recovers_work_that_status_only_loses() {
+    let case = |classifier| {
+        run_metrics(
+            &config(&[
+                ("clients", Value::Count(2_000)),
+                ("disguised_probability", Value::Real(0.3)),
+                ("max_attempts", Value::Count(4)),
+                ("classifier", Value::Choice(classifier)),
+            ]),
+            10,
+        )
+    };
+    // Status-only loses every request whose first answer is a disguised 400: about 30%.
+    let lost = case("status-only")[metric::FAILED_PERMANENTLY] / 2_000.0;
+    assert!((lost - 0.3).abs() < 4.0 * (0.3_f64 * 0.7 / 2_000.0).sqrt(), "lost {lost}");
+    // Body-aware loses only requests that draw four in a row: 0.3^4 < 1%.
+    let recovered = case("body-aware")[metric::SUCCESS_RATE];
+    assert!(recovered > 0.98, "{recovered}");
+}
+
+#[test]
+fn permanent_errors_are_never_retried() {
+    let m = run_metrics(
+        &config(&[("clients", Value::Count(10)), ("permanent_probability", Value::Real(1.0)), ("classifier", Value::Choice("body-aware"))]),
+        11,
+    );
+    assert_eq!((m[metric::CALLS], m[metric::FAILED_PERMANENTLY], m[metric::SUCCESS_RATE]), (10.0, 10.0, 0.0));
+}
+
+#[test]
+fn retries_after_timeouts_duplicate_side_effects_unless_idempotency_keys_are_on() {
+    let case = |keys| {
+        run_metrics(
+            &config(&[
+                ("clients", Value::Count(10)),
+                ("service", Value::Choice("constant")),
+                ("service_mean", ms(100)),
+                ("timeout", ms(50)),
+                ("max_attempts", Value::Count(3)),
+                ("strategy", Value::Choice("constant")),
+                ("idempotency_keys", Value::Choice(keys)),
+            ]),
+            12,
+        )
+    };
+    // Every attempt times out at the client but completes on the server (abandoned, not cancelled): each
+    // request's effect is applied three times, two of them duplicates.
+    let without = case("off");
+    assert_eq!(without[metric::GAVE_UP], 10.0);
+    assert_eq!(without[metric::DUPLICATES], 20.0);
+    let with = case("on");
+    assert_eq!(with[metric::DUPLICATES], 0.0);
+    assert_eq!(with[metric::CALLS], without[metric::CALLS]);
+}
+
+#[test]
+fn error_probabilities_may_not_exceed_one_together() {
+    let kind = ModelKind::Server;
+    let entries = kind
+        .params()
+        .map(|spec| {
+            let value = match spec.key {
+                "error_probability" | "permanent_probability" => Some(Value::Real(0.6)),
+                _ => match spec.default {
+                    ParamDefault::Value(v) => Some(v),
+                    _ => None,
+                },
+            };
+            (spec, value)
+        })
+        .collect();
+    assert_eq!(Server::configure(&Point::new(entries)).err().unwrap().key, "permanent_probability");
+}
