@@ -1,4 +1,6 @@
-//! The library's error type. [`Error::is_bad_input`] separates the user's mistakes (exit code 2) from failures
+//! The library's error type. Messages do not repeat their `source`: print the chain (`{:#}` with anyhow) to
+//! see the cause.
+//! [`Error::is_bad_input`] separates the user's mistakes (exit code 2) from failures
 //! of the run itself (exit code 1).
 
 use std::path::PathBuf;
@@ -10,14 +12,14 @@ pub enum Error {
     /// A scenario or command-line value that cannot be used; the message locates it.
     #[error(transparent)]
     Input(#[from] InputError),
-    #[error("cannot read scenario {}: {source}", path.display())]
+    #[error("cannot read scenario {}", path.display())]
     ReadScenario { path: PathBuf, source: std::io::Error },
-    #[error("cannot write to output folder {}: {source}", path.display())]
+    #[error("cannot write to output folder {}", path.display())]
     OutputFolder { path: PathBuf, source: std::io::Error },
     /// Bad usage that clap cannot see (for example two scenarios with the same output folder).
     #[error("{0}")]
     Usage(String),
-    #[error("failed to write {}: {source}", path.display())]
+    #[error("failed to write {}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
     #[error("failed to draw {}: {message}", path.display())]
     Chart { path: PathBuf, message: String },

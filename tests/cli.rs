@@ -210,11 +210,48 @@ fn unknown_strategy() {
 
 #[test]
 fn missing_file_is_bad_input() {
+    let assert = retrylab().args(["run", "no/such/scenario.toml"]).assert().code(2);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(stderr.starts_with("Error: cannot read scenario no/such/scenario.toml: "), "{stderr}");
+    assert_eq!(stderr.matches("os error").count(), 1, "the cause is printed once: {stderr}");
+}
+
+#[test]
+fn a_parameter_swept_twice() {
+    assert_bad_input(
+        "clients = [5, 15]",
+        "clients = [5, 15]\n\"model.clients\" = [3, 4]",
+        &["bad.toml:18:1", "already swept"],
+    );
+}
+
+#[test]
+fn a_timeline_bucket_too_fine_to_store() {
+    assert_bad_input("timeline_bucket = \"10ms\"", "timeline_bucket = \"1ns\"", &["bad.toml:5:19", "at least 1us"]);
+}
+
+#[test]
+fn a_range_too_long_to_run() {
+    assert_bad_input(
+        "clients = [5, 15]",
+        "base = { from = \"0ns\", to = \"18446744073709551615ns\", step = \"1ns\" }",
+        &["sweep.base", "more than"],
+    );
+}
+
+#[test]
+fn timeline_falls_back_when_set_moves_the_pinned_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!("{SMALL}\n[charts]\ntimeline_at = {{ clients = 15 }}\n");
+    let scenario = write_scenario(dir.path(), "small.toml", &text);
+    let out = dir.path().join("out");
     retrylab()
-        .args(["run", "no/such/scenario.toml"])
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"])
+        .args(["--set", "sweep.clients=[2, 3, 4]"])
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains("cannot read scenario no/such/scenario.toml"));
+        .success();
+    let svg = std::fs::read_to_string(out.join("timeline.svg")).unwrap();
+    assert!(svg.contains("at clients=3"), "the middle of the new axis is drawn");
 }
 
 #[test]

@@ -80,6 +80,11 @@ impl<E: Copy> EventQueue<E> {
         root.map(|entry| (SimTime::from_nanos((entry.key >> 64) as u64), entry.event))
     }
 
+    /// Puts back the event the last `pop` returned, undelivered (for a run cut short by a limit).
+    pub fn unpop(&mut self) {
+        self.root_consumed = false;
+    }
+
     pub fn len(&self) -> usize {
         self.heap.len() - usize::from(self.root_consumed)
     }

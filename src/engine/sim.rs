@@ -95,6 +95,7 @@ pub fn run<M: Model>(model: &mut M, scheduler: &mut Scheduler<M::Event>, limit: 
     let mut truncated = false;
     while let Some((at, event)) = scheduler.queue.pop() {
         if events >= limit.max_events || at > limit.horizon {
+            scheduler.queue.unpop();
             truncated = true;
             break;
         }
@@ -155,5 +156,11 @@ mod tests {
         let stats = run(&mut model, &mut scheduler, limit);
         assert_eq!(stats.events, 100);
         assert!(stats.truncated);
+        // The event that met the limit stays queued: a second run delivers it first.
+        let pending = scheduler.pending();
+        assert!(pending > 0);
+        let next = run(&mut model, &mut scheduler, RunLimit { max_events: 1, ..RunLimit::default() });
+        assert_eq!(next.events, 1);
+        assert_eq!(scheduler.pending(), pending + 1, "delivered one, which scheduled two");
     }
 }

@@ -194,11 +194,12 @@ fn timeline_chart(
         .enumerate()
         .map(|(i, axis)| {
             (Some(i) != series_index).then(|| {
+                // `--set` may have changed the axis since the file was read: fall back to its middle value.
                 scenario
                     .charts
                     .timeline_at
                     .iter()
-                    .find(|(key, _)| *key == axis.spec.key)
+                    .find(|(key, value)| *key == axis.spec.key && axis.values.contains(value))
                     .map_or(axis.values[axis.values.len() / 2], |(_, v)| *v)
             })
         })

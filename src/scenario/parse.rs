@@ -31,6 +31,8 @@ const TOP_LEVEL_KEYS: &[&str] = &[
 ];
 const CHART_KEYS: &[&str] = &["x", "series", "metrics", "timeline_at", "timeline_until"];
 const RANGE_KEYS: &[&str] = &["from", "to", "step"];
+/// Finer timeline buckets would cost memory without showing anything a chart can draw.
+pub const MIN_TIMELINE_BUCKET: SimDuration = SimDuration::from_micros(1);
 /// Sweeps larger than this are almost certainly a typo in a range.
 pub const MAX_AXIS_VALUES: usize = 100_000;
 
@@ -189,6 +191,13 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
                 unknown_key(at, key.span(), key.get_ref(), "[sweep]", &valid)
             })?;
             let dotted = format!("sweep.{}", key.get_ref());
+            if sweep.iter().any(|axis: &SweepAxis| std::ptr::eq(axis.spec, spec)) {
+                return Err(at.error(
+                    key.span(),
+                    &dotted,
+                    format!("`{}` is already swept above; give it one list or range", spec.key),
+                ));
+            }
             let values = axis_values(spec, &dotted, value, at)?;
             sweep.push(SweepAxis { spec, values, origin: at.origin(key.span()) });
         }
@@ -244,8 +253,8 @@ pub(super) fn parse_bucket(value: &DeValue<'_>) -> Result<SimDuration, String> {
         return Err(format!("expected a duration with its unit, like \"10ms\", found {}", type_name(value)));
     };
     let bucket = parse_duration(text)?;
-    if bucket.is_zero() {
-        return Err("must be longer than 0".into());
+    if bucket < MIN_TIMELINE_BUCKET {
+        return Err(format!("must be at least {MIN_TIMELINE_BUCKET} (\"{text}\" would need a bucket per nanosecond)"));
     }
     Ok(bucket)
 }
@@ -359,11 +368,11 @@ fn range_values(
                 .filter(|s| *s > 0)
                 .ok_or_else(|| at.error(step.span(), &step_key, "expected a whole number > 0"))?;
             check_order(low <= high, key, &span, at)?;
-            let count = ((high - low) / step + 1) as usize;
-            if count > MAX_AXIS_VALUES {
+            let count = (high - low) / step + 1;
+            if count > MAX_AXIS_VALUES as i64 {
                 return Err(too_many());
             }
-            Ok((0..count as i64).map(|i| Value::Count(low + i * step)).collect())
+            Ok((0..count).map(|i| Value::Count(low + i * step)).collect())
         }
         (ParamKind::Real { .. }, Value::Real(low), Value::Real(high)) => {
             let step = number(step.get_ref())
@@ -384,10 +393,11 @@ fn range_values(
             }
             .ok_or_else(|| at.error(step.span(), &step_key, "expected a duration > 0 with its unit, like \"5ms\""))?;
             check_order(low <= high, key, &span, at)?;
-            let count = ((high.as_nanos() - low.as_nanos()) / step.as_nanos() + 1) as usize;
-            if count > MAX_AXIS_VALUES {
+            let count = (high.as_nanos() - low.as_nanos()) / step.as_nanos();
+            if count >= MAX_AXIS_VALUES as u64 {
                 return Err(too_many());
             }
+            let count = count + 1;
             Ok((0..count as u64)
                 .map(|i| Value::Duration(SimDuration::from_nanos(low.as_nanos() + i * step.as_nanos())))
                 .collect())

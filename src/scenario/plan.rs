@@ -30,6 +30,9 @@ impl PlannedPoint {
 /// Every point of the sweep, in canonical order, each validated by its model.
 pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
     let count = scenario.point_count();
+    if count == 0 {
+        return Err(scenario.error(Origin::Default, Some("sweep".into()), "the sweep has no points"));
+    }
     if count > MAX_POINTS {
         return Err(scenario.error(
             Origin::Default,

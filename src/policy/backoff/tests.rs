@@ -46,7 +46,7 @@ fn names_round_trip_and_are_unique() {
 }
 
 #[test]
-fn every_strategy_stays_within_zero_and_the_cap() {
+fn every_strategy_stays_within_the_cap() {
     let mut rng = sim_rng(7);
     for &strategy in Strategy::ALL {
         let mut memory = BackoffMemory::default();
