@@ -398,7 +398,7 @@ fn range_values(
                 return Err(too_many());
             }
             let count = count + 1;
-            Ok((0..count as u64)
+            Ok((0..count)
                 .map(|i| Value::Duration(SimDuration::from_nanos(low.as_nanos() + i * step.as_nanos())))
                 .collect())
         }
