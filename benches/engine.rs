@@ -6,21 +6,11 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retrylab::engine::SimDuration;
-use retrylab::model::{ModelKind, Point, Value};
+use retrylab::model::{ModelKind, Value};
 
-/// A point of `kind` with every default, then `changes` applied.
+/// A configuration of `kind` with every default, then `changes` applied.
 fn point(kind: ModelKind, changes: &[(&str, Value)]) -> retrylab::model::ModelConfig {
-    let entries = kind
-        .params()
-        .map(|spec| {
-            let value = changes.iter().find(|(key, _)| *key == spec.key).map(|(_, v)| *v).or(match spec.default {
-                retrylab::model::ParamDefault::Value(value) => Some(value),
-                _ => None,
-            });
-            (spec, value)
-        })
-        .collect();
-    kind.configure(&Point::new(entries)).expect("valid point")
+    kind.configure(&kind.point_with(changes)).expect("valid point")
 }
 
 fn occ_events_per_second(c: &mut Criterion) {

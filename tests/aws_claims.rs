@@ -33,8 +33,8 @@ impl Study {
         let aggregate = aggregate(scenario.model, points.len(), &runs);
         let labels = points
             .iter()
-            .map(|p| match (p.swept[0], p.swept[1]) {
-                (retrylab::model::Value::Count(c), s) => (c, s.to_string()),
+            .map(|p| match (&p.swept[0], &p.swept[1]) {
+                (retrylab::model::Value::Count(c), s) => (*c, s.to_string()),
                 other => panic!("unexpected sweep layout {other:?}"),
             })
             .collect();

@@ -113,6 +113,23 @@ impl ModelKind {
         self.param_groups().iter().flat_map(|group| group.iter())
     }
 
+    /// A point with every parameter at its default, then `changes` applied by key (for tests, benchmarks and
+    /// examples; scenarios build their points from files).
+    pub fn point_with(self, changes: &[(&str, Value)]) -> Point {
+        let entries = self
+            .params()
+            .map(|spec| {
+                let changed = changes.iter().find(|(key, _)| *key == spec.key).map(|(_, value)| value.clone());
+                let default = match &spec.default {
+                    ParamDefault::Value(value) => Some(value.clone()),
+                    ParamDefault::Required | ParamDefault::Unset => None,
+                };
+                (spec, changed.or(default))
+            })
+            .collect();
+        Point::new(entries)
+    }
+
     pub fn metric_index(self, name: &str) -> Option<usize> {
         self.metrics().iter().position(|metric| metric.name == name)
     }

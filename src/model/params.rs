@@ -2,6 +2,7 @@
 //! [`Point`]). The scenario layer fills points from TOML and locates errors; models only read typed values.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::engine::SimDuration;
 
@@ -40,6 +41,8 @@ pub enum ParamKind {
     Duration,
     /// One name out of a fixed list.
     Choice(&'static [&'static str]),
+    /// Free text that the model reads itself (a rate schedule, a list of fault windows), with its syntax.
+    Text { syntax: &'static str },
 }
 
 impl ParamKind {
@@ -52,12 +55,13 @@ impl ParamKind {
             ParamKind::Real { min, max } => format!("a number from {min} to {max}"),
             ParamKind::Duration => "a duration with its unit, like \"5ms\" (units: ns, us, ms, s, min, h)".into(),
             ParamKind::Choice(names) => format!("one of: {}", names.join(", ")),
+            ParamKind::Text { syntax } => format!("a string: {syntax}"),
         }
     }
 }
 
 /// A parameter's value when the scenario does not give one.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum ParamDefault {
     /// The scenario must set it.
     Required,
@@ -77,23 +81,24 @@ pub struct ParamSpec {
     pub help: &'static str,
 }
 
-/// A parameter value, already checked against its [`ParamKind`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A parameter value, already checked against its [`ParamKind`]. Cheap to clone (text is shared).
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Count(i64),
     Real(f64),
     Duration(SimDuration),
     Choice(&'static str),
+    Text(Arc<str>),
 }
 
 impl Value {
     /// A number for chart axes: counts and reals as they are, durations in milliseconds; `None` for names.
-    pub fn as_axis_number(self) -> Option<f64> {
+    pub fn as_axis_number(&self) -> Option<f64> {
         match self {
-            Value::Count(n) => Some(n as f64),
-            Value::Real(x) => Some(x),
+            Value::Count(n) => Some(*n as f64),
+            Value::Real(x) => Some(*x),
             Value::Duration(d) => Some(d.as_millis_f64()),
-            Value::Choice(_) => None,
+            Value::Choice(_) | Value::Text(_) => None,
         }
     }
 }
@@ -106,6 +111,7 @@ impl fmt::Display for Value {
             Value::Real(x) => write!(f, "{x}"),
             Value::Duration(d) => write!(f, "{d}"),
             Value::Choice(name) => f.write_str(name),
+            Value::Text(text) => f.write_str(text),
         }
     }
 }
@@ -134,9 +140,8 @@ impl Point {
 
     /// The value of `key`, `None` when unset; an error if the model never declared `key` (a bug in the model).
     pub fn get(&self, key: &'static str) -> Result<Option<Value>, ParamError> {
-        self.entries.iter().find(|(spec, _)| spec.key == key).map(|(_, value)| *value).ok_or_else(|| ParamError {
-            key,
-            message: "internal error: the model reads a parameter it did not declare".into(),
+        self.entries.iter().find(|(spec, _)| spec.key == key).map(|(_, value)| value.clone()).ok_or_else(|| {
+            ParamError { key, message: "internal error: the model reads a parameter it did not declare".into() }
         })
     }
 

@@ -200,7 +200,7 @@ fn timeline_chart(
                     .timeline_at
                     .iter()
                     .find(|(key, value)| *key == axis.spec.key && axis.values.contains(value))
-                    .map_or(axis.values[axis.values.len() / 2], |(_, v)| *v)
+                    .map_or_else(|| axis.values[axis.values.len() / 2].clone(), |(_, v)| v.clone())
             })
         })
         .collect();
@@ -211,7 +211,7 @@ fn timeline_chart(
     let stride = scenario.model.timeline_series().len();
     let mut panels = Vec::new();
     for (point, timeline) in points.iter().zip(&aggregate.timelines) {
-        let selected = fixed.iter().zip(&point.swept).all(|(wanted, value)| wanted.is_none_or(|w| w == *value));
+        let selected = fixed.iter().zip(&point.swept).all(|(wanted, value)| wanted.as_ref().is_none_or(|w| w == value));
         if !selected {
             continue;
         }
@@ -229,7 +229,7 @@ fn timeline_chart(
         .sweep
         .iter()
         .zip(&fixed)
-        .filter_map(|(axis, value)| value.map(|v| format!("{}={v}", axis.spec.key)))
+        .filter_map(|(axis, value)| value.as_ref().map(|v| format!("{}={v}", axis.spec.key)))
         .collect();
     let at_text = if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) };
     Some(Chart::Panels {

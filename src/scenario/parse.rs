@@ -160,8 +160,8 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
     let mut settings: Vec<Setting> = model
         .params()
         .map(|spec| {
-            let value = match spec.default {
-                ParamDefault::Value(value) => Some(value),
+            let value = match &spec.default {
+                ParamDefault::Value(value) => Some(value.clone()),
                 ParamDefault::Required | ParamDefault::Unset => None,
             };
             Setting { spec, value, origin: Origin::Default }

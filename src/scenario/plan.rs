@@ -46,16 +46,19 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
         let mut rest = index;
         let mut swept = vec![Value::Count(0); scenario.sweep.len()];
         for (slot, axis) in swept.iter_mut().zip(&scenario.sweep).rev() {
-            *slot = axis.values[rest % axis.values.len()];
+            *slot = axis.values[rest % axis.values.len()].clone();
             rest /= axis.values.len();
         }
         let entries = scenario
             .settings
             .iter()
             .map(|setting| {
-                let swept_value =
-                    scenario.sweep.iter().position(|axis| std::ptr::eq(axis.spec, setting.spec)).map(|i| swept[i]);
-                (setting.spec, swept_value.or(setting.value))
+                let swept_value = scenario
+                    .sweep
+                    .iter()
+                    .position(|axis| std::ptr::eq(axis.spec, setting.spec))
+                    .map(|i| swept[i].clone());
+                (setting.spec, swept_value.or_else(|| setting.value.clone()))
             })
             .collect();
         let point = Point::new(entries);

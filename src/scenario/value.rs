@@ -72,6 +72,10 @@ pub fn convert(
             )),
             _ => Err(wrong_type()),
         },
+        ParamKind::Text { .. } => match raw {
+            DeValue::String(text) => Ok(Value::Text(text.as_ref().into())),
+            _ => Err(wrong_type()),
+        },
         ParamKind::Choice(names) => {
             let DeValue::String(text) = raw else {
                 return Err(wrong_type());

@@ -1,24 +1,12 @@
 use super::*;
 use crate::model::ModelKind;
-use crate::model::params::Point;
 use crate::policy::{BackoffParams, Strategy};
 
 const BUCKET: SimDuration = SimDuration::from_millis(10);
 
 /// A point of the server model with every default, then `changes` applied.
 fn config(changes: &[(&str, Value)]) -> ServerConfig {
-    let kind = ModelKind::Server;
-    let entries = kind
-        .params()
-        .map(|spec| {
-            let value = changes.iter().find(|(key, _)| *key == spec.key).map(|(_, v)| *v).or(match spec.default {
-                ParamDefault::Value(value) => Some(value),
-                _ => None,
-            });
-            (spec, value)
-        })
-        .collect();
-    Server::configure(&Point::new(entries)).unwrap()
+    Server::configure(&ModelKind::Server.point_with(changes)).unwrap()
 }
 
 fn ms(n: u64) -> Value {
@@ -126,22 +114,8 @@ fn open_arrivals_follow_the_rate() {
 
 #[test]
 fn queue_limit_without_workers_is_refused() {
-    let kind = ModelKind::Server;
-    let entries = kind
-        .params()
-        .map(|spec| {
-            let value = if spec.key == "queue_limit" {
-                Some(Value::Count(5))
-            } else if let ParamDefault::Value(v) = spec.default {
-                Some(v)
-            } else {
-                None
-            };
-            (spec, value)
-        })
-        .collect();
-    let error = Server::configure(&Point::new(entries)).err().unwrap();
-    assert_eq!(error.key, "queue_limit");
+    let point = ModelKind::Server.point_with(&[("queue_limit", Value::Count(5))]);
+    assert_eq!(Server::configure(&point).err().unwrap().key, "queue_limit");
 }
 
 #[test]
@@ -294,19 +268,7 @@ fn retries_after_timeouts_duplicate_side_effects_unless_idempotency_keys_are_on(
 
 #[test]
 fn error_probabilities_may_not_exceed_one_together() {
-    let kind = ModelKind::Server;
-    let entries = kind
-        .params()
-        .map(|spec| {
-            let value = match spec.key {
-                "error_probability" | "permanent_probability" => Some(Value::Real(0.6)),
-                _ => match spec.default {
-                    ParamDefault::Value(v) => Some(v),
-                    _ => None,
-                },
-            };
-            (spec, value)
-        })
-        .collect();
-    assert_eq!(Server::configure(&Point::new(entries)).err().unwrap().key, "permanent_probability");
+    let point = ModelKind::Server
+        .point_with(&[("error_probability", Value::Real(0.6)), ("permanent_probability", Value::Real(0.6))]);
+    assert_eq!(Server::configure(&point).err().unwrap().key, "permanent_probability");
 }
