@@ -47,5 +47,6 @@ pub mod report;
 pub mod scenario;
 pub mod stats;
 pub mod sweep;
+pub mod workload;
 
 pub use error::{Error, Result};

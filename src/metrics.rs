@@ -29,6 +29,10 @@ impl BucketCounter {
         &self.counts
     }
 
+    pub fn width(&self) -> SimDuration {
+        SimDuration::from_nanos(self.width_nanos)
+    }
+
     /// The largest count in any bucket (0 when nothing was recorded).
     pub fn peak(&self) -> u32 {
         self.counts.iter().copied().max().unwrap_or(0)
@@ -40,6 +44,32 @@ impl BucketCounter {
         let (sum, busy) =
             self.counts.iter().filter(|&&c| c > 0).fold((0_u64, 0_u64), |(s, b), &c| (s + u64::from(c), b + 1));
         if busy == 0 { 0.0 } else { f64::from(self.peak()) / (sum as f64 / busy as f64) }
+    }
+}
+
+/// The largest value seen per fixed-width time bucket (for levels such as a queue's length).
+#[derive(Clone, Debug)]
+pub struct BucketMax {
+    width_nanos: u64,
+    maxima: Vec<u32>,
+}
+
+impl BucketMax {
+    pub fn new(width: SimDuration) -> Self {
+        BucketMax { width_nanos: width.as_nanos().max(1), maxima: Vec::with_capacity(1024) }
+    }
+
+    #[inline]
+    pub fn record(&mut self, at: SimTime, value: u32) {
+        let index = (at.as_nanos() / self.width_nanos) as usize;
+        if index >= self.maxima.len() {
+            self.maxima.resize(index + 1, 0);
+        }
+        self.maxima[index] = self.maxima[index].max(value);
+    }
+
+    pub fn maxima(&self) -> &[u32] {
+        &self.maxima
     }
 }
 
@@ -164,6 +194,15 @@ mod tests {
             assert!((estimate - exact).abs() <= exact / 64.0, "q={q}: {estimate} vs {exact}");
         }
         assert!(LatencyHistogram::default().quantile_nanos(0.5).is_nan());
+    }
+
+    #[test]
+    fn bucket_max_keeps_the_largest_value_per_bucket() {
+        let mut levels = BucketMax::new(SimDuration::from_millis(10));
+        for (ms, value) in [(0, 3), (5, 7), (9, 2), (25, 1)] {
+            levels.record(SimTime::from_nanos(ms * 1_000_000), value);
+        }
+        assert_eq!(levels.maxima(), &[7, 0, 1]);
     }
 
     #[test]

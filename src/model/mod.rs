@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod distributions;
+pub mod faults;
 pub mod params;
 
 use crate::engine::SimDuration;

@@ -22,9 +22,11 @@ use rand::RngExt;
 
 use super::client::{CLIENT_PARAMS, retry_policy};
 use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
+use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
 use crate::engine::{Model, RunLimit, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
-use crate::metrics::{BucketCounter, LatencyHistogram};
+use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use crate::workload::{RateSchedule, SCHEDULE_SYNTAX};
 use crate::policy::{BackoffMemory, Classifier, Response, RetryAfterPolicy, RetryDecision, RetryPolicy, TokenBucket};
 
 /// The contended-server model (scenario `kind = "server"`).
@@ -106,6 +108,13 @@ const SERVER_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         section: Section::Model,
+        key: "faults",
+        kind: ParamKind::Text { syntax: FAULT_SYNTAX },
+        default: ParamDefault::Unset,
+        help: "fault windows: fail-fast, black-hole or slowdown xF over spans of time (unset: none)",
+    },
+    ParamSpec {
+        section: Section::Model,
         key: "overload_retry_after",
         kind: ParamKind::Duration,
         default: ParamDefault::Unset,
@@ -146,9 +155,23 @@ const WORKLOAD_PARAMS: &[ParamSpec] = &[
         default: ParamDefault::Value(Value::Real(100.0)),
         help: "open: new requests per second",
     },
+    ParamSpec {
+        section: Section::Workload,
+        key: "schedule",
+        kind: ParamKind::Text { syntax: SCHEDULE_SYNTAX },
+        default: ParamDefault::Unset,
+        help: "open: a rate that steps or ramps over time, replacing `rate`",
+    },
     duration_param(Section::Workload, "think_time", millis(1000), "closed: mean think time between requests"),
     duration_param(Section::Workload, "duration", millis(10_000), "open and closed: new requests stop at this time"),
     duration_param(Section::Workload, "warmup", millis(0), "requests sent before this are left out of the metrics"),
+    ParamSpec {
+        section: Section::Workload,
+        key: "trigger_end",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Unset,
+        help: "when the trigger (a spike, an outage) ends, for recovery_ms (unset: the end of the last fault window)",
+    },
 ];
 
 const SERVER_CLIENT_PARAMS: &[ParamSpec] = &[
@@ -216,7 +239,9 @@ mod metric {
     pub const FAILED_PERMANENTLY: usize = 22;
     pub const THROTTLED: usize = 23;
     pub const SERVER_ERRORS: usize = 24;
-    pub const COUNT: usize = 25;
+    pub const RECOVERY_MS: usize = 25;
+    pub const RECOVERED: usize = 26;
+    pub const COUNT: usize = 27;
 }
 
 /// Timeline series positions.
@@ -224,13 +249,16 @@ mod series {
     pub const CALLS: usize = 0;
     pub const GOODPUT: usize = 1;
     pub const OFFERED: usize = 2;
-    pub const COUNT: usize = 3;
+    /// Counted series; the queue's length is a level, stored after them.
+    pub const COUNTED: usize = 3;
+    pub const QUEUE: usize = 3;
+    pub const COUNT: usize = 4;
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Workload {
     Burst { requests: u32 },
-    Open { rate_per_nano: f64 },
+    Open { schedule: RateSchedule },
     Closed { clients: u32 },
 }
 
@@ -256,6 +284,9 @@ pub struct ServerConfig {
     /// Token bucket (rate per second, capacity), if the server limits its rate.
     pub rate_limit: Option<(f64, f64)>,
     pub overload_retry_after: Option<SimDuration>,
+    pub faults: Faults,
+    /// Where recovery is measured from.
+    pub trigger_end: Option<SimTime>,
 }
 
 impl SimModel for Server {
@@ -288,8 +319,13 @@ impl SimModel for Server {
         MetricSpec { name: "failed_permanently", help: "requests ended by an answer the classifier does not retry" },
         MetricSpec { name: "throttled", help: "attempts answered 429 by the rate limiter" },
         MetricSpec { name: "server_errors", help: "attempts answered 502, or 400 with a transient body" },
+        MetricSpec {
+            name: "recovery_ms",
+            help: "time from the trigger's end until goodput is back to ≥ 90% of offered load for good",
+        },
+        MetricSpec { name: "recovered", help: "1 if goodput recovered before new requests stopped, else 0" },
     ];
-    const TIMELINE: &'static [&'static str] = &["calls", "goodput", "offered"];
+    const TIMELINE: &'static [&'static str] = &["calls", "goodput", "offered", "queue_max"];
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
 
     type Config = ServerConfig;
@@ -321,13 +357,18 @@ impl SimModel for Server {
         )?;
         let workload = match point.choice("kind")? {
             "burst" => Workload::Burst { requests: point.count("clients")? as u32 },
-            "open" => {
-                let rate = point.real("rate")?;
-                if rate <= 0.0 {
-                    return Err(ParamError { key: "rate", message: "an open workload needs rate > 0".into() });
+            "open" => match point.get("schedule")? {
+                Some(Value::Text(text)) => Workload::Open {
+                    schedule: RateSchedule::parse(&text).map_err(|message| ParamError { key: "schedule", message })?,
+                },
+                _ => {
+                    let rate = point.real("rate")?;
+                    if rate <= 0.0 {
+                        return Err(ParamError { key: "rate", message: "an open workload needs rate > 0".into() });
+                    }
+                    Workload::Open { schedule: RateSchedule::constant(rate) }
                 }
-                Workload::Open { rate_per_nano: rate / 1e9 }
-            }
+            },
             _ => Workload::Closed { clients: point.count("clients")? as u32 },
         };
         let duration = SimTime::ZERO + point.duration("duration")?;
@@ -356,6 +397,21 @@ impl SimModel for Server {
                 Some((rate, point.count("rate_burst")? as f64))
             }
         };
+        let faults = match point.get("faults")? {
+            Some(Value::Text(text)) => Faults::parse(&text).map_err(|message| ParamError { key: "faults", message })?,
+            _ => Faults::default(),
+        };
+        let timeout = point.optional_duration("timeout")?;
+        if faults.has_black_hole() && timeout.is_none() {
+            return Err(ParamError {
+                key: "faults",
+                message: "a black-hole window needs a client `timeout`, or its requests wait forever".into(),
+            });
+        }
+        let trigger_end = point
+            .optional_duration("trigger_end")?
+            .map(|d| SimTime::ZERO + d)
+            .or_else(|| faults.windows().last().map(|window| window.end));
         let mut retry = retry_policy(point)?;
         retry.retry_after = RetryAfterPolicy::from_name(point.choice("retry_after")?).unwrap_or(RetryAfterPolicy::Honour);
         let think_time =
@@ -371,13 +427,15 @@ impl SimModel for Server {
             duration,
             warmup,
             retry,
-            timeout: point.optional_duration("timeout")?,
+            timeout,
             cancel_on_timeout: point.choice("on_timeout")? == "cancel",
             classifier: Classifier::from_name(point.choice("classifier")?).unwrap_or(Classifier::StatusOnly),
             idempotency_keys: point.choice("idempotency_keys")? == "on",
             error_probabilities,
             rate_limit,
             overload_retry_after: point.optional_duration("overload_retry_after")?,
+            faults,
+            trigger_end,
         })
     }
 
@@ -391,8 +449,9 @@ impl SimModel for Server {
                 }
             }
             Workload::Open { .. } => {
-                let first = run_state.next_arrival_gap();
-                scheduler.schedule_in(first, ServerEvent::OpenArrival);
+                if let Some(first) = run_state.next_arrival_after(SimTime::ZERO) {
+                    scheduler.schedule_at(first, ServerEvent::OpenArrival);
+                }
             }
             Workload::Closed { clients } => {
                 for client in 0..clients {
@@ -487,7 +546,8 @@ struct ServerRun<'a> {
     busy: u32,
     busy_nanos: f64,
     limiter: Option<TokenBucket>,
-    timeline: [BucketCounter; series::COUNT],
+    timeline: [BucketCounter; series::COUNTED],
+    queue_levels: BucketMax,
     latency: LatencyHistogram,
     wait_nanos: f64,
     waits: u64,
@@ -523,6 +583,7 @@ impl<'a> ServerRun<'a> {
             busy_nanos: 0.0,
             limiter: config.rate_limit.map(|(rate, burst)| TokenBucket::new(rate, burst)),
             timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
+            queue_levels: BucketMax::new(bucket),
             latency: LatencyHistogram::default(),
             wait_nanos: 0.0,
             waits: 0,
@@ -530,10 +591,25 @@ impl<'a> ServerRun<'a> {
         }
     }
 
-    fn next_arrival_gap(&mut self) -> SimDuration {
-        let Workload::Open { rate_per_nano } = self.config.workload else { return SimDuration::MAX };
-        // Inverse transform: Exp(rate) = −ln(1 − U)/rate, U in [0, 1).
-        SimDuration::from_nanos_f64(-(1.0 - self.rng.random::<f64>()).ln() / rate_per_nano)
+    /// The next open-loop arrival after `now`, or `None` once arrivals stop at `duration`. A Poisson stream at
+    /// the schedule's peak rate, thinned: a candidate at `t` is kept with probability rate(t) / peak (Lewis &
+    /// Shedler 1979), which gives a Poisson process whose rate follows the schedule.
+    fn next_arrival_after(&mut self, now: SimTime) -> Option<SimTime> {
+        let Workload::Open { schedule } = &self.config.workload else { return None };
+        let peak = schedule.max_rate();
+        let mut t = now;
+        loop {
+            // Inverse transform: Exp(peak) = −ln(1 − U)/peak, U in [0, 1).
+            let gap = -(1.0 - self.rng.random::<f64>()).ln() / peak * 1e9;
+            t += SimDuration::from_nanos_f64(gap);
+            if t >= self.config.duration {
+                return None;
+            }
+            let rate = schedule.rate_at(t);
+            if rate >= peak || self.rng.random::<f64>() * peak < rate {
+                return Some(t);
+            }
+        }
     }
 
     fn open_request(&mut self, client: u32, now: SimTime) -> u32 {
@@ -599,7 +675,11 @@ impl<'a> ServerRun<'a> {
         }
         let base = self.config.service.sample_nanos(&mut self.rng);
         let load = self.config.latency_per_request.as_nanos_f64() * f64::from(self.busy);
-        let service = SimDuration::from_nanos_f64(base + load);
+        let slowdown = match self.config.faults.at(now) {
+            Some(FaultKind::Slowdown(factor)) => factor,
+            _ => 1.0,
+        };
+        let service = SimDuration::from_nanos_f64((base + load) * slowdown);
         self.busy_nanos += service.as_nanos_f64();
         scheduler.schedule_in(service, ServerEvent::ServiceDone { slot, token });
     }
@@ -720,14 +800,47 @@ impl<'a> ServerRun<'a> {
         metrics[metric::PEAK_CALLS_PER_BUCKET] = f64::from(self.timeline[series::CALLS].peak());
         metrics[metric::PEAK_TO_MEAN] = self.timeline[series::CALLS].peak_to_mean();
         metrics[metric::EVENTS] = events as f64;
-        let buckets = self.timeline.iter().map(|counter| counter.counts().len()).max().unwrap_or(0);
+        let (recovery_ms, recovered) = self.recovery();
+        metrics[metric::RECOVERY_MS] = recovery_ms;
+        metrics[metric::RECOVERED] = recovered;
+        let counted = self.timeline.iter().map(|counter| counter.counts().len()).max().unwrap_or(0);
+        let buckets = counted.max(self.queue_levels.maxima().len());
         let mut timeline = vec![0.0; buckets * series::COUNT];
         for (series_index, counter) in self.timeline.iter().enumerate() {
             for (bucket, &count) in counter.counts().iter().enumerate() {
                 timeline[bucket * series::COUNT + series_index] = f64::from(count);
             }
         }
+        for (bucket, &level) in self.queue_levels.maxima().iter().enumerate() {
+            timeline[bucket * series::COUNT + series::QUEUE] = f64::from(level);
+        }
         RunOutput { metrics, timeline, events }
+    }
+
+    /// `(recovery_ms, recovered)`: the first bucket from which goodput stays ≥ 90% of the offered load in every
+    /// bucket that ends before new requests stop, measured from the trigger's end. NaN and 0 when it never does
+    /// (or there is no trigger, or the workload is a burst, which offers nothing after t = 0).
+    fn recovery(&self) -> (f64, f64) {
+        let Some(trigger_end) = self.config.trigger_end else { return (f64::NAN, f64::NAN) };
+        if matches!(self.config.workload, Workload::Burst { .. }) {
+            return (f64::NAN, f64::NAN);
+        }
+        let width = self.timeline[series::CALLS].width().as_nanos();
+        let first = trigger_end.as_nanos().div_ceil(width) as usize;
+        let end = (self.config.duration.as_nanos() / width) as usize;
+        let count = |series_index: usize, bucket: usize| {
+            f64::from(self.timeline[series_index].counts().get(bucket).copied().unwrap_or(0))
+        };
+        let healthy = |bucket: usize| count(series::GOODPUT, bucket) >= 0.9 * count(series::OFFERED, bucket);
+        let mut since = end;
+        while since > first && healthy(since - 1) {
+            since -= 1;
+        }
+        if since == end && end > first {
+            return (f64::NAN, 0.0);
+        }
+        let recovered_at = SimTime::from_nanos(since as u64 * width);
+        ((recovered_at.saturating_since(trigger_end)).as_millis_f64(), 1.0)
     }
 }
 
@@ -744,14 +857,21 @@ impl Model for ServerRun<'_> {
             ServerEvent::OpenArrival => {
                 let slot = self.open_request(0, now);
                 self.send_attempt(slot, scheduler);
-                let gap = self.next_arrival_gap();
-                if now + gap < self.config.duration {
-                    scheduler.schedule_in(gap, ServerEvent::OpenArrival);
+                if let Some(next) = self.next_arrival_after(now) {
+                    scheduler.schedule_at(next, ServerEvent::OpenArrival);
                 }
             }
             ServerEvent::AttemptArrives { slot, token } => {
                 self.counts.calls += 1;
                 self.timeline[series::CALLS].record(now);
+                match self.config.faults.at(now) {
+                    Some(FaultKind::BlackHole) => return self.leave_server(slot),
+                    Some(FaultKind::FailFast) => {
+                        self.counts.rejected += 1;
+                        return self.answer(slot, token, Outcome::Overloaded, None, scheduler);
+                    }
+                    _ => {}
+                }
                 if let Some(Err(wait)) = self.limiter.as_mut().map(|bucket| bucket.try_take(now)) {
                     self.counts.throttled += 1;
                     self.answer(slot, token, Outcome::Throttled, Some(wait), scheduler);
@@ -759,6 +879,7 @@ impl Model for ServerRun<'_> {
                     self.start_service(slot, token, now, scheduler);
                 } else if self.config.queue_limit.is_none_or(|limit| (self.queue.len() as u64) < limit) {
                     self.queue.push_back((slot, token, now));
+                    self.queue_levels.record(now, self.queue.len() as u32);
                 } else {
                     self.counts.rejected += 1;
                     self.answer(slot, token, Outcome::Overloaded, self.config.overload_retry_after, scheduler);
@@ -787,6 +908,7 @@ impl Model for ServerRun<'_> {
                     self.start_service(next_slot, next_token, queued_at, scheduler);
                     break;
                 }
+                self.queue_levels.record(now, self.queue.len() as u32);
             }
             ServerEvent::Answer { slot, token, outcome, retry_after_us } => {
                 if !self.is_current(slot, token) {

@@ -22,7 +22,6 @@
 //! strategy = ["none", "exponential", "full-jitter"]
 //! ```
 
-mod duration;
 mod error;
 mod overrides;
 mod parse;
@@ -31,7 +30,7 @@ mod value;
 
 use std::path::{Path, PathBuf};
 
-pub use duration::parse_duration;
+pub use crate::engine::parse_duration;
 pub use error::{InputError, LineCol, Origin};
 pub use plan::{PlannedPoint, plan};
 

@@ -6,7 +6,6 @@ use std::path::Path;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::duration::parse_duration;
 use super::error::{InputError, LineCol, Locator, Origin};
 use super::value::{convert, integer, number, type_name};
 use super::{
@@ -14,6 +13,7 @@ use super::{
     SweepAxis,
 };
 use crate::engine::SimDuration;
+use crate::engine::parse_duration;
 use crate::model::{ModelKind, ParamDefault, ParamKind, ParamSpec, Section, Value};
 
 const TOP_LEVEL_KEYS: &[&str] = &[

@@ -4,8 +4,8 @@ use std::ops::Range;
 
 use toml::de::DeValue;
 
-use super::duration::parse_duration;
 use super::error::{InputError, Locator};
+use crate::engine::parse_duration;
 use crate::model::{ParamKind, ParamSpec, Value};
 
 /// The TOML type of a value, for "expected X, found Y" messages.

@@ -272,3 +272,100 @@ fn error_probabilities_may_not_exceed_one_together() {
         .point_with(&[("error_probability", Value::Real(0.6)), ("permanent_probability", Value::Real(0.6))]);
     assert_eq!(Server::configure(&point).err().unwrap().key, "permanent_probability");
 }
+
+fn text(value: &str) -> Value {
+    Value::Text(value.into())
+}
+
+#[test]
+fn a_scheduled_spike_brings_the_expected_arrivals() {
+    let schedule = "0s=40, 20s=80, 25s=40";
+    let m = run_metrics(
+        &config(&[("kind", Value::Choice("open")), ("schedule", text(schedule)), ("duration", ms(60_000))]),
+        13,
+    );
+    // 55 s at 40/s + 5 s at 80/s = 2,600 expected; Poisson sd ≈ 51.
+    assert!((m[metric::REQUESTS] - 2_600.0).abs() < 4.0 * 2_600_f64.sqrt(), "{}", m[metric::REQUESTS]);
+}
+
+#[test]
+fn a_fail_fast_window_rejects_every_attempt_inside_it() {
+    let m = run_metrics(
+        &config(&[
+            ("kind", Value::Choice("open")),
+            ("rate", Value::Real(100.0)),
+            ("duration", ms(10_000)),
+            ("faults", text("2s..4s fail-fast")),
+            ("max_attempts", Value::Count(1)),
+        ]),
+        14,
+    );
+    // Arrivals in the 2 s window: Poisson(200).
+    assert!((m[metric::GAVE_UP] - 200.0).abs() < 4.0 * 200_f64.sqrt(), "{}", m[metric::GAVE_UP]);
+    assert_eq!(m[metric::GAVE_UP], m[metric::REJECTED]);
+}
+
+#[test]
+fn a_black_hole_needs_a_timeout_and_then_times_out_its_attempts() {
+    let without = ModelKind::Server.point_with(&[("faults", text("1s..2s black-hole"))]);
+    assert_eq!(Server::configure(&without).err().unwrap().key, "faults");
+    let m = run_metrics(
+        &config(&[
+            ("kind", Value::Choice("open")),
+            ("rate", Value::Real(100.0)),
+            ("duration", ms(5_000)),
+            ("faults", text("1s..2s black-hole")),
+            ("timeout", ms(200)),
+            ("max_attempts", Value::Count(1)),
+        ]),
+        15,
+    );
+    assert!((m[metric::TIMEOUTS] - 100.0).abs() < 4.0 * 10.0, "{}", m[metric::TIMEOUTS]);
+    assert_eq!(m[metric::TIMEOUTS], m[metric::GAVE_UP]);
+}
+
+#[test]
+fn a_slowdown_multiplies_service_time() {
+    let m = run_metrics(
+        &config(&[
+            ("clients", Value::Count(10)),
+            ("service", Value::Choice("constant")),
+            ("service_mean", ms(10)),
+            ("faults", text("0s..1s slowdown x3")),
+        ]),
+        16,
+    );
+    assert!((m[metric::LATENCY_MEAN_MS] - 30.0).abs() < 1e-6, "{}", m[metric::LATENCY_MEAN_MS]);
+}
+
+#[test]
+fn recovery_is_measured_from_the_trigger_and_absent_when_it_never_comes() {
+    // 1,000 requests/s in 1 s buckets: a healthy bucket's goodput is within a few percent of its offered load
+    // (Poisson sd ≈ 32), so the 90% threshold is crossed only by real trouble.
+    let base = [
+        ("kind", Value::Choice("open")),
+        ("rate", Value::Real(1_000.0)),
+        ("duration", ms(30_000)),
+        ("workers", Value::Count(4)),
+        ("service_mean", ms(1)),
+        ("timeout", ms(500)),
+        ("strategy", Value::Choice("full-jitter")),
+        ("base", ms(100)),
+        ("cap", ms(2_000)),
+        ("max_attempts", Value::Count(4)),
+    ];
+    let second = SimDuration::from_secs(1);
+    let mut outage = base.to_vec();
+    outage.push(("faults", text("10s..12s fail-fast")));
+    let m = Server::simulate(&config(&outage), 17, second).metrics;
+    assert_eq!(m[metric::RECOVERED], 1.0);
+    // Retries of requests rejected in the outage finish within a few seconds of its end.
+    assert!((0.0..5_000.0).contains(&m[metric::RECOVERY_MS]), "{}", m[metric::RECOVERY_MS]);
+
+    let mut endless = base.to_vec();
+    endless.push(("faults", text("10s..40s fail-fast")));
+    endless.push(("trigger_end", ms(12_000)));
+    let m = Server::simulate(&config(&endless), 17, second).metrics;
+    assert_eq!(m[metric::RECOVERED], 0.0);
+    assert!(m[metric::RECOVERY_MS].is_nan());
+}

@@ -1,7 +1,7 @@
 //! Durations written with their unit: "5ms", "2s", "51.2us", "1.5min". A bare number is refused, because a
 //! silent unit is how a 5-second timeout becomes a 5-millisecond one.
 
-use crate::engine::SimDuration;
+use super::time::SimDuration;
 
 /// Accepted units and their length in nanoseconds.
 pub const UNITS: &[(&str, u64)] = &[

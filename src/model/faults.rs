@@ -1,0 +1,122 @@
+//! Fault windows: spans of time in which the server misbehaves.
+//!
+//! Syntax: comma-separated `START..END KIND` windows, in time order and not overlapping, where KIND is
+//! `fail-fast` (every attempt is answered 503 at once), `black-hole` (attempts vanish: no answer, so only the
+//! client's timeout ends them) or `slowdown xF` (service takes F times longer). Example:
+//! `"20s..25s black-hole, 40s..50s slowdown x3"`.
+
+use crate::engine::{SimTime, parse_duration};
+
+pub const FAULT_SYNTAX: &str =
+    "\"20s..25s black-hole, 40s..50s slowdown x3\": START..END fail-fast | black-hole | slowdown xF, in time order";
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FaultKind {
+    FailFast,
+    BlackHole,
+    Slowdown(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FaultWindow {
+    pub start: SimTime,
+    pub end: SimTime,
+    pub kind: FaultKind,
+}
+
+/// Non-overlapping fault windows in time order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Faults {
+    windows: Vec<FaultWindow>,
+}
+
+impl Faults {
+    pub fn parse(text: &str) -> Result<Faults, String> {
+        let mut windows: Vec<FaultWindow> = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+            let (span, kind) =
+                item.split_once(' ').ok_or_else(|| format!("\"{item}\" has no kind; expected {FAULT_SYNTAX}"))?;
+            let (start, end) = span
+                .split_once("..")
+                .ok_or_else(|| format!("\"{span}\" is not START..END; expected {FAULT_SYNTAX}"))?;
+            let start = SimTime::ZERO + parse_duration(start)?;
+            let end = SimTime::ZERO + parse_duration(end)?;
+            if end <= start {
+                return Err(format!("window \"{span}\" ends before it starts"));
+            }
+            let kind = match kind.trim() {
+                "fail-fast" => FaultKind::FailFast,
+                "black-hole" => FaultKind::BlackHole,
+                other => match other.strip_prefix("slowdown x").map(|f| f.trim().parse::<f64>()) {
+                    Some(Ok(factor)) if factor.is_finite() && factor > 0.0 => FaultKind::Slowdown(factor),
+                    Some(_) => return Err(format!("\"{other}\": the slowdown factor must be a number > 0, like x3")),
+                    None => {
+                        return Err(format!("unknown fault \"{other}\"; valid: fail-fast, black-hole, slowdown xF"));
+                    }
+                },
+            };
+            if let Some(previous) = windows.last()
+                && start < previous.end
+            {
+                return Err(format!("window \"{span}\" overlaps the one before it; list windows in time order"));
+            }
+            windows.push(FaultWindow { start, end, kind });
+        }
+        Ok(Faults { windows })
+    }
+
+    /// The fault in force at `t` (windows include their start and exclude their end).
+    #[inline]
+    pub fn at(&self, t: SimTime) -> Option<FaultKind> {
+        if self.windows.is_empty() {
+            return None;
+        }
+        let index = self.windows.partition_point(|w| w.end <= t);
+        self.windows.get(index).filter(|w| w.start <= t).map(|w| w.kind)
+    }
+
+    pub fn windows(&self) -> &[FaultWindow] {
+        &self.windows
+    }
+
+    pub fn has_black_hole(&self) -> bool {
+        self.windows.iter().any(|w| w.kind == FaultKind::BlackHole)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: u64) -> SimTime {
+        SimTime::from_nanos(seconds * 1_000_000_000)
+    }
+
+    #[test]
+    fn windows_apply_from_start_to_just_before_end() {
+        let faults = Faults::parse("20s..25s black-hole, 40s..50s slowdown x3, 60s..61s fail-fast").unwrap();
+        assert_eq!(faults.at(at(19)), None);
+        assert_eq!(faults.at(at(20)), Some(FaultKind::BlackHole));
+        assert_eq!(faults.at(at(25)), None);
+        assert_eq!(faults.at(at(45)), Some(FaultKind::Slowdown(3.0)));
+        assert_eq!(faults.at(at(60)), Some(FaultKind::FailFast));
+        assert_eq!(faults.at(at(61)), None);
+        assert!(faults.has_black_hole());
+        assert_eq!(Faults::parse("").unwrap().at(at(1)), None);
+    }
+
+    #[test]
+    fn inverted_overlapping_and_unknown_windows_are_refused() {
+        for (text, expected) in [
+            ("25s..20s fail-fast", "ends before it starts"),
+            ("20s..30s fail-fast, 25s..40s black-hole", "overlaps"),
+            ("20s..30s melt", "unknown fault"),
+            ("20s..30s slowdown x0", "must be a number > 0"),
+            ("20s-30s fail-fast", "is not START..END"),
+            ("20s..30", "has no kind"),
+        ] {
+            let error = Faults::parse(text).unwrap_err();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+    }
+}

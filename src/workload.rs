@@ -1,0 +1,148 @@
+//! Arrival-rate schedules for open workloads: a rate that steps or ramps over time.
+//!
+//! Syntax: comma-separated `TIME=RATE` points (requests per second), the first at `0s`. The rate holds from one
+//! point to the next (a step), unless the next point starts with `~`, in which case it ramps linearly to it.
+//! After the last point the rate holds. Examples: `"0s=40, 20s=80, 25s=40"` (a 5 s spike),
+//! `"0s=40, ~30s=80, ~60s=0"` (a slow ramp up and down).
+
+use crate::engine::{SimTime, parse_duration};
+
+/// The syntax, for error messages and `retrylab strategies`.
+pub const SCHEDULE_SYNTAX: &str = "\"0s=40, 20s=80, 25s=40\": TIME=RATE points from 0s; `~TIME=RATE` ramps to a point";
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct SchedulePoint {
+    at: SimTime,
+    rate_per_second: f64,
+    /// The rate moves linearly from the previous point to this one.
+    ramp: bool,
+}
+
+/// A piecewise constant or linear arrival rate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateSchedule {
+    points: Vec<SchedulePoint>,
+}
+
+impl RateSchedule {
+    /// A rate that never changes.
+    pub fn constant(rate_per_second: f64) -> Self {
+        RateSchedule { points: vec![SchedulePoint { at: SimTime::ZERO, rate_per_second, ramp: false }] }
+    }
+
+    /// Parses the schedule syntax; the error says what is wrong and what would be valid.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut points: Vec<SchedulePoint> = Vec::new();
+        for (index, item) in text.split(',').map(str::trim).enumerate() {
+            let (ramp, item) = match item.strip_prefix('~') {
+                Some(rest) => (true, rest.trim()),
+                None => (false, item),
+            };
+            let Some((time, rate)) = item.split_once('=') else {
+                return Err(format!("\"{item}\" is not TIME=RATE; expected {SCHEDULE_SYNTAX}"));
+            };
+            let at = SimTime::ZERO + parse_duration(time)?;
+            let rate_per_second: f64 = rate
+                .trim()
+                .parse()
+                .ok()
+                .filter(|r: &f64| r.is_finite() && *r >= 0.0)
+                .ok_or_else(|| format!("rate \"{}\" must be a number ≥ 0 (requests per second)", rate.trim()))?;
+            if index == 0 && at != SimTime::ZERO {
+                return Err(format!(
+                    "the schedule must start at 0s, not {time}, so that no time is left without a rate"
+                ));
+            }
+            if index == 0 && ramp {
+                return Err("the first point cannot ramp: there is nothing before it".into());
+            }
+            if let Some(previous) = points.last()
+                && at <= previous.at
+            {
+                return Err(format!(
+                    "times must increase: {} comes after {}",
+                    at - SimTime::ZERO,
+                    previous.at - SimTime::ZERO
+                ));
+            }
+            points.push(SchedulePoint { at, rate_per_second, ramp });
+        }
+        if points.iter().all(|p| p.rate_per_second == 0.0) {
+            return Err("every rate is 0: nothing would ever arrive".into());
+        }
+        Ok(RateSchedule { points })
+    }
+
+    /// The rate in requests per second at `t`.
+    pub fn rate_at(&self, t: SimTime) -> f64 {
+        let next = self.points.partition_point(|p| p.at <= t);
+        let current = self.points[next.saturating_sub(1)];
+        match self.points.get(next) {
+            Some(following) if following.ramp => {
+                let span = (following.at - current.at).as_nanos_f64();
+                let done = (t - current.at).as_nanos_f64() / span;
+                current.rate_per_second + (following.rate_per_second - current.rate_per_second) * done
+            }
+            _ => current.rate_per_second,
+        }
+    }
+
+    /// The highest rate anywhere (the envelope used to thin a Poisson stream).
+    pub fn max_rate(&self) -> f64 {
+        self.points.iter().map(|p| p.rate_per_second).fold(0.0, f64::max)
+    }
+
+    /// Expected arrivals in `[0, until)`, integrating the rate (for tests and sanity checks).
+    pub fn expected_arrivals(&self, until: SimTime) -> f64 {
+        let steps = 10_000;
+        let width = until.as_nanos() as f64 / steps as f64;
+        (0..steps).map(|i| self.rate_at(SimTime::from_nanos(((i as f64 + 0.5) * width) as u64)) * width / 1e9).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: f64) -> SimTime {
+        SimTime::from_nanos((seconds * 1e9) as u64)
+    }
+
+    #[test]
+    fn steps_hold_until_the_next_point() {
+        let spike = RateSchedule::parse("0s=40, 20s=80, 25s=40").unwrap();
+        assert_eq!(spike.rate_at(at(0.0)), 40.0);
+        assert_eq!(spike.rate_at(at(19.999)), 40.0);
+        assert_eq!(spike.rate_at(at(20.0)), 80.0);
+        assert_eq!(spike.rate_at(at(24.9)), 80.0);
+        assert_eq!(spike.rate_at(at(25.0)), 40.0);
+        assert_eq!(spike.rate_at(at(1000.0)), 40.0);
+        assert_eq!(spike.max_rate(), 80.0);
+        assert!((spike.expected_arrivals(at(60.0)) - (55.0 * 40.0 + 5.0 * 80.0)).abs() < 1.0);
+    }
+
+    #[test]
+    fn ramps_interpolate_linearly() {
+        let ramp = RateSchedule::parse("0s=40, ~30s=80, ~60s=0").unwrap();
+        assert_eq!(ramp.rate_at(at(15.0)), 60.0);
+        assert_eq!(ramp.rate_at(at(30.0)), 80.0);
+        assert_eq!(ramp.rate_at(at(45.0)), 40.0);
+        assert_eq!(ramp.rate_at(at(90.0)), 0.0);
+    }
+
+    #[test]
+    fn bad_schedules_say_why() {
+        for (text, expected) in [
+            ("10s=40", "must start at 0s"),
+            ("0s=40, 20s=-1", "must be a number ≥ 0"),
+            ("0s=40, 20s=80, 10s=40", "times must increase"),
+            ("0s=40, 20s", "is not TIME=RATE"),
+            ("0s=0", "nothing would ever arrive"),
+            ("0=40", "has no unit"),
+            ("~0s=40", "cannot ramp"),
+        ] {
+            let error = RateSchedule::parse(text).unwrap_err();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
+    }
+}
