@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use retrylab::engine::SimDuration;
-use retrylab::model::{ModelKind, Value};
+use retrylab::model::{ModelKind, RunSettings, Value};
 
 /// A configuration of `kind` with every default, then `changes` applied.
 fn point(kind: ModelKind, changes: &[(&str, Value)]) -> retrylab::model::ModelConfig {
@@ -21,10 +21,15 @@ fn occ_events_per_second(c: &mut Criterion) {
             point(ModelKind::Occ, &[("clients", Value::Count(clients)), ("strategy", Value::Choice(strategy))]);
         // One iteration runs the same 16 seeds, so the events per iteration are exact, not estimated.
         let seeds = 0..16_u64;
-        let events: u64 = seeds.clone().map(|seed| config.simulate(seed, bucket).events).sum();
+        let events: u64 = seeds.clone().map(|seed| config.simulate(RunSettings::new(seed, bucket)).events).sum();
         group.throughput(Throughput::Elements(events));
         group.bench_function(format!("{strategy}/{clients}-clients"), |b| {
-            b.iter(|| seeds.clone().map(|seed| black_box(config.simulate(black_box(seed), bucket).events)).sum::<u64>())
+            b.iter(|| {
+                seeds
+                    .clone()
+                    .map(|seed| black_box(config.simulate(RunSettings::new(black_box(seed), bucket)).events))
+                    .sum::<u64>()
+            })
         });
     }
     group.finish();
@@ -46,12 +51,17 @@ fn server_events_per_second(c: &mut Criterion) {
         ],
     );
     let seeds = 0..4_u64;
-    let events: u64 = seeds.clone().map(|seed| config.simulate(seed, bucket).events).sum();
+    let events: u64 = seeds.clone().map(|seed| config.simulate(RunSettings::new(seed, bucket)).events).sum();
     let mut group = c.benchmark_group("server");
     group.sample_size(10);
     group.throughput(Throughput::Elements(events));
     group.bench_function("full-jitter/10000-clients", |b| {
-        b.iter(|| seeds.clone().map(|seed| black_box(config.simulate(black_box(seed), bucket).events)).sum::<u64>())
+        b.iter(|| {
+            seeds
+                .clone()
+                .map(|seed| black_box(config.simulate(RunSettings::new(black_box(seed), bucket)).events))
+                .sum::<u64>()
+        })
     });
     group.finish();
 }

@@ -15,12 +15,7 @@ fn aws_study(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/aws-jitter-2015.toml");
     let scenario = Scenario::load(&path, &[]).expect("the committed scenario is valid");
     let points = plan(&scenario).expect("valid points");
-    let settings = SweepSettings {
-        master_seed: scenario.seed,
-        replicates: scenario.replicates,
-        timeline_bucket: scenario.timeline_bucket,
-        threads: None,
-    };
+    let settings = SweepSettings::for_scenario(&scenario, None);
     let run = || {
         let runs = run_sweep(&points, settings, &|| {}).expect("thread pool");
         aggregate(scenario.model, points.len(), &runs)

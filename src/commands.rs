@@ -102,12 +102,7 @@ fn run_one(
     let total = points.len() as u64 * u64::from(scenario.replicates);
     let bar = progress_bar(total, &scenario.name, options.quiet);
     let started = Instant::now();
-    let settings = SweepSettings {
-        master_seed: scenario.seed,
-        replicates: scenario.replicates,
-        timeline_bucket: scenario.timeline_bucket,
-        threads: options.threads,
-    };
+    let settings = SweepSettings::for_scenario(scenario, options.threads);
     let runs = run_sweep(points, settings, &|| bar.inc(1)).map_err(|e| Error::Threads(e.to_string()))?;
     bar.finish_and_clear();
     let elapsed_s = started.elapsed().as_secs_f64();
@@ -115,6 +110,16 @@ fn run_one(
     let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
     let info = RunInfo { threads, elapsed_s };
     let written = report::write_results(scenario, points, &runs, &aggregate, &info, out)?;
+    if aggregate.truncated_runs > 0 {
+        eprintln!(
+            "warning: {}: {} of {} runs stopped at max_events_per_run = {} with work still pending (an unstable \
+             system?); their metrics cover only the simulated part, and runs.csv marks them truncated = 1",
+            scenario.name,
+            aggregate.truncated_runs,
+            runs.len(),
+            scenario.max_events_per_run
+        );
+    }
     if !options.quiet {
         let rate = aggregate.events as f64 / elapsed_s.max(1e-9) / 1e6;
         let _ = writeln!(

@@ -24,12 +24,7 @@
 //! "#;
 //! let scenario = Scenario::from_source("demo.toml".as_ref(), text.to_owned()).unwrap();
 //! let points = plan(&scenario).unwrap();
-//! let settings = SweepSettings {
-//!     master_seed: scenario.seed,
-//!     replicates: scenario.replicates,
-//!     timeline_bucket: scenario.timeline_bucket,
-//!     threads: Some(1),
-//! };
+//! let settings = SweepSettings::for_scenario(&scenario, Some(1));
 //! let runs = run_sweep(&points, settings, &|| {}).unwrap();
 //! let results = retrylab::report::aggregate(scenario.model, points.len(), &runs);
 //! let calls = scenario.model.metric_index("calls").unwrap();

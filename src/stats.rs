@@ -11,8 +11,16 @@ pub struct Estimate {
 
 impl Estimate {
     /// Summarises `values` in the order given (the order is fixed by the caller, so sums are reproducible).
-    /// With one value, `sd` and `ci95` are 0; with none, everything is NaN.
+    /// NaN values (a metric a run could not define, such as recovery time in a run that never recovered) are
+    /// left out. With one value, `sd` and `ci95` are 0; with none, everything is NaN.
     pub fn of(values: &[f64]) -> Estimate {
+        let defined: Vec<f64>;
+        let values = if values.iter().any(|x| x.is_nan()) {
+            defined = values.iter().copied().filter(|x| !x.is_nan()).collect();
+            &defined[..]
+        } else {
+            values
+        };
         let n = values.len();
         if n == 0 {
             return Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN };
@@ -70,5 +78,7 @@ mod tests {
         assert!((e.ci95 - 2.364624 * e.sd / 8.0_f64.sqrt()).abs() < 1e-12);
         assert_eq!(Estimate::of(&[3.0]), Estimate { mean: 3.0, sd: 0.0, ci95: 0.0 });
         assert!(Estimate::of(&[]).mean.is_nan());
+        assert_eq!(Estimate::of(&[f64::NAN, 3.0, f64::NAN]), Estimate { mean: 3.0, sd: 0.0, ci95: 0.0 });
+        assert!(Estimate::of(&[f64::NAN]).mean.is_nan());
     }
 }

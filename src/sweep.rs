@@ -5,8 +5,8 @@
 use rayon::prelude::*;
 
 use crate::engine::{SimDuration, replicate_seed};
-use crate::model::RunOutput;
-use crate::scenario::PlannedPoint;
+use crate::model::{RunOutput, RunSettings};
+use crate::scenario::{PlannedPoint, Scenario};
 
 /// One finished replicate.
 #[derive(Debug, Clone)]
@@ -26,6 +26,21 @@ pub struct SweepSettings {
     pub timeline_bucket: SimDuration,
     /// Worker threads; `None` uses every core.
     pub threads: Option<usize>,
+    /// Events after which a run stops and is reported as truncated.
+    pub max_events_per_run: u64,
+}
+
+impl SweepSettings {
+    /// The settings a scenario asks for, on `threads` worker threads (`None`: every core).
+    pub fn for_scenario(scenario: &Scenario, threads: Option<usize>) -> Self {
+        SweepSettings {
+            master_seed: scenario.seed,
+            replicates: scenario.replicates,
+            timeline_bucket: scenario.timeline_bucket,
+            threads,
+            max_events_per_run: scenario.max_events_per_run,
+        }
+    }
 }
 
 /// Runs all pairs, calling `on_done` once per finished run (from any thread), and returns the runs ordered by
@@ -43,7 +58,9 @@ pub fn run_sweep(
             .map(|&(point, replicate)| {
                 let planned = &points[point];
                 let seed = replicate_seed(settings.master_seed, planned.hash, replicate);
-                let output = planned.config.simulate(seed, settings.timeline_bucket);
+                let run =
+                    RunSettings { seed, bucket: settings.timeline_bucket, max_events: settings.max_events_per_run };
+                let output = planned.config.simulate(run);
                 on_done();
                 Run { point, replicate, seed, output }
             })

@@ -23,12 +23,7 @@ impl Study {
         let overrides = ["sweep.clients=[50, 100]".to_owned(), "replicates=30".to_owned()];
         let scenario = Scenario::load(&path, &overrides).unwrap();
         let points = plan(&scenario).unwrap();
-        let settings = SweepSettings {
-            master_seed: scenario.seed,
-            replicates: scenario.replicates,
-            timeline_bucket: scenario.timeline_bucket,
-            threads: None,
-        };
+        let settings = SweepSettings::for_scenario(&scenario, None);
         let runs = run_sweep(&points, settings, &|| {}).unwrap();
         let aggregate = aggregate(scenario.model, points.len(), &runs);
         let labels = points

@@ -49,7 +49,7 @@ fn run_writes_every_output_and_nothing_else() {
     }
     assert_eq!(summary.lines().count(), 1 + 6);
     let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
-    assert!(runs.starts_with("clients,strategy,replicate,seed,calls,"), "{runs}");
+    assert!(runs.starts_with("clients,strategy,replicate,seed,truncated,calls,"), "{runs}");
     assert_eq!(runs.lines().count(), 1 + 6 * 4);
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     assert!(timeline.starts_with("clients,strategy,bucket_start_ms,calls\n"));
@@ -287,4 +287,24 @@ fn usage_errors_exit_2() {
     retrylab().args(["run"]).assert().code(2);
     retrylab().args(["run", "x.toml", "--threads", "0"]).assert().code(2);
     retrylab().args(["frobnicate"]).assert().code(2);
+}
+
+#[test]
+fn runs_that_hit_the_event_cap_are_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "small.toml", SMALL);
+    let out = dir.path().join("out");
+    let assert = retrylab()
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"])
+        .args(["--set", "max_events_per_run=1000", "--set", "sweep.clients=[5, 200]"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("warning: small: 12 of 24 runs stopped at max_events_per_run = 1000"), "{stderr}");
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let truncated = runs.lines().skip(1).filter(|row| row.split(',').nth(4) == Some("1")).count();
+    assert_eq!(truncated, 12, "every 200-client run needs more than 1000 events");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["truncated_runs"], 12);
 }

@@ -50,8 +50,7 @@ fn library_sweeps_match_across_thread_pools() {
     let settings = |threads| SweepSettings {
         master_seed: 3,
         replicates: 6,
-        timeline_bucket: scenario.timeline_bucket,
-        threads: Some(threads),
+        ..SweepSettings::for_scenario(&scenario, Some(threads))
     };
     let one = run_sweep(&points, settings(1), &|| {}).unwrap();
     let two = run_sweep(&points, settings(2), &|| {}).unwrap();

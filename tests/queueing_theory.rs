@@ -16,12 +16,7 @@ use retrylab::sweep::{SweepSettings, run_sweep};
 fn estimates(text: &str, metrics: &[&str]) -> Vec<(Estimate, usize)> {
     let scenario = Scenario::from_source(Path::new("theory.toml"), text.to_owned()).unwrap();
     let points = plan(&scenario).unwrap();
-    let settings = SweepSettings {
-        master_seed: scenario.seed,
-        replicates: scenario.replicates,
-        timeline_bucket: scenario.timeline_bucket,
-        threads: None,
-    };
+    let settings = SweepSettings::for_scenario(&scenario, None);
     let runs = run_sweep(&points, settings, &|| {}).unwrap();
     let results = aggregate(scenario.model, 1, &runs);
     metrics.iter().map(|name| (results.summary[0][ModelKind::Server.metric_index(name).unwrap()], runs.len())).collect()

@@ -18,6 +18,29 @@ pub struct MetricSpec {
     pub help: &'static str,
 }
 
+/// How one replicate runs: its seed, the timeline's bucket width, and a cap on events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunSettings {
+    pub seed: u64,
+    pub bucket: SimDuration,
+    /// A run that reaches this many events stops there and is reported as truncated: an unstable system (a
+    /// retry storm that never drains) would otherwise grow until memory runs out.
+    pub max_events: u64,
+}
+
+/// The default cap on events per run.
+pub const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
+
+impl RunSettings {
+    pub fn new(seed: u64, bucket: SimDuration) -> Self {
+        RunSettings { seed, bucket, max_events: DEFAULT_MAX_EVENTS }
+    }
+
+    pub fn limit(&self) -> crate::engine::RunLimit {
+        crate::engine::RunLimit { max_events: self.max_events, ..crate::engine::RunLimit::default() }
+    }
+}
+
 /// What one replicate measured.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunOutput {
@@ -27,6 +50,8 @@ pub struct RunOutput {
     pub timeline: Vec<f64>,
     /// Events the engine delivered.
     pub events: u64,
+    /// The run hit its event cap with events still pending.
+    pub truncated: bool,
 }
 
 /// A simulated system.
@@ -47,8 +72,8 @@ pub trait SimModel {
     /// Checks a point's values together (for example `cap ≥ base`) and builds the typed configuration.
     fn configure(point: &Point) -> Result<Self::Config, ParamError>;
 
-    /// Runs one replicate with its own `seed`, counting timeline series in buckets of `bucket` width.
-    fn simulate(config: &Self::Config, seed: u64, bucket: SimDuration) -> RunOutput;
+    /// Runs one replicate.
+    fn simulate(config: &Self::Config, run: RunSettings) -> RunOutput;
 }
 
 macro_rules! register_models {
@@ -92,8 +117,8 @@ macro_rules! register_models {
         }
 
         impl ModelConfig {
-            pub fn simulate(&self, seed: u64, bucket: SimDuration) -> RunOutput {
-                match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::simulate(config, seed, bucket)),+ }
+            pub fn simulate(&self, run: RunSettings) -> RunOutput {
+                match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::simulate(config, run)),+ }
             }
         }
     };

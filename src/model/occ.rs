@@ -10,8 +10,8 @@
 use rand_distr::{Distribution, Normal};
 
 use super::client::{CLIENT_PARAMS, retry_policy};
-use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
-use crate::engine::{Model, RunLimit, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
+use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
+use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::BucketCounter;
 use crate::policy::{BackoffMemory, RetryDecision, RetryPolicy};
 
@@ -100,15 +100,17 @@ impl SimModel for Occ {
         Ok(OccConfig { clients, network, retry: retry_policy(point)? })
     }
 
-    fn simulate(config: &OccConfig, seed: u64, bucket: SimDuration) -> RunOutput {
+    fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {
         let mut scheduler = Scheduler::with_capacity(config.clients as usize);
-        let mut model = OccRun::new(config, sim_rng(seed), bucket);
+        let mut model = OccRun::new(config, sim_rng(run_settings.seed), run_settings.bucket);
         for client in 0..config.clients {
             let hop = model.hop();
             scheduler.schedule_in(hop, OccEvent::ReadArrives(client));
         }
-        let stats = run(&mut model, &mut scheduler, RunLimit::default());
-        model.finish(stats.events, stats.end_time.as_millis_f64())
+        let stats = run(&mut model, &mut scheduler, run_settings.limit());
+        let mut output = model.finish(stats.events, stats.end_time.as_millis_f64());
+        output.truncated = stats.truncated;
+        output
     }
 }
 
@@ -180,7 +182,7 @@ impl<'a> OccRun<'a> {
         metrics[metric::PEAK_TO_MEAN] = self.writes_per_bucket.peak_to_mean();
         metrics[metric::EVENTS] = events as f64;
         let timeline = self.writes_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
-        RunOutput { metrics, timeline, events }
+        RunOutput { metrics, timeline, events, truncated: false }
     }
 }
 
@@ -260,7 +262,7 @@ mod tests {
     fn every_client_succeeds_exactly_once_and_writes_at_least_once() {
         for &strategy in Strategy::ALL {
             for seed in 0..5 {
-                let out = Occ::simulate(&config(25, strategy), seed, BUCKET);
+                let out = Occ::simulate(&config(25, strategy), RunSettings::new(seed, BUCKET));
                 let m = &out.metrics;
                 assert_eq!(m[metric::SUCCESS_RATE], 1.0, "{strategy}");
                 assert_eq!(m[metric::GAVE_UP], 0.0);
@@ -277,7 +279,7 @@ mod tests {
 
     #[test]
     fn a_single_client_needs_exactly_one_attempt() {
-        let out = Occ::simulate(&config(1, Strategy::Exponential), 3, BUCKET);
+        let out = Occ::simulate(&config(1, Strategy::Exponential), RunSettings::new(3, BUCKET));
         assert_eq!(out.metrics[metric::CALLS], 1.0);
         assert_eq!(out.metrics[metric::RETRIES], 0.0);
         // Four hops of about 10 ms each.
@@ -290,7 +292,7 @@ mod tests {
         // With no sleep, all remaining clients collide every round and exactly one wins per round, so the
         // total writes are close to N(N+1)/2 (hop jitter lets a few late clients skip a round).
         let clients = 40;
-        let out = Occ::simulate(&config(clients, Strategy::None), 9, BUCKET);
+        let out = Occ::simulate(&config(clients, Strategy::None), RunSettings::new(9, BUCKET));
         let calls = out.metrics[metric::CALLS];
         let n = f64::from(clients);
         assert!(calls > 0.5 * n * (n + 1.0) / 2.0 && calls <= n * (n + 1.0) / 2.0 * 1.5, "calls = {calls}");
@@ -300,7 +302,7 @@ mod tests {
     fn max_attempts_makes_clients_give_up() {
         let mut limited = config(50, Strategy::None);
         limited.retry.max_attempts = Some(2);
-        let out = Occ::simulate(&limited, 1, BUCKET);
+        let out = Occ::simulate(&limited, RunSettings::new(1, BUCKET));
         let m = &out.metrics;
         assert!(m[metric::GAVE_UP] > 0.0);
         assert!(m[metric::CALLS] <= 100.0, "at most two attempts per client");
@@ -310,9 +312,9 @@ mod tests {
 
     #[test]
     fn same_seed_same_run() {
-        let a = Occ::simulate(&config(30, Strategy::FullJitter), 42, BUCKET);
-        let b = Occ::simulate(&config(30, Strategy::FullJitter), 42, BUCKET);
-        let c = Occ::simulate(&config(30, Strategy::FullJitter), 43, BUCKET);
+        let a = Occ::simulate(&config(30, Strategy::FullJitter), RunSettings::new(42, BUCKET));
+        let b = Occ::simulate(&config(30, Strategy::FullJitter), RunSettings::new(42, BUCKET));
+        let c = Occ::simulate(&config(30, Strategy::FullJitter), RunSettings::new(43, BUCKET));
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

@@ -23,8 +23,8 @@ use rand::RngExt;
 use super::client::{CLIENT_PARAMS, retry_policy};
 use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
-use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
-use crate::engine::{Model, RunLimit, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
+use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
+use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
 use crate::workload::{RateSchedule, SCHEDULE_SYNTAX};
 use crate::policy::{BackoffMemory, Classifier, Response, RetryAfterPolicy, RetryDecision, RetryPolicy, TokenBucket};
@@ -167,6 +167,14 @@ const WORKLOAD_PARAMS: &[ParamSpec] = &[
     duration_param(Section::Workload, "warmup", millis(0), "requests sent before this are left out of the metrics"),
     ParamSpec {
         section: Section::Workload,
+        key: "good_within",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Unset,
+        help: "for recovery_ms, a request counts as goodput only if it succeeds this soon after it was sent \
+               (unset: the client's timeout, or any time if there is none)",
+    },
+    ParamSpec {
+        section: Section::Workload,
         key: "trigger_end",
         kind: ParamKind::Duration,
         default: ParamDefault::Unset,
@@ -287,6 +295,8 @@ pub struct ServerConfig {
     pub faults: Faults,
     /// Where recovery is measured from.
     pub trigger_end: Option<SimTime>,
+    /// Successes slower than this do not count as goodput for recovery.
+    pub good_within: SimDuration,
 }
 
 impl SimModel for Server {
@@ -311,7 +321,10 @@ impl SimModel for Server {
         MetricSpec { name: "wait_mean_ms", help: "mean time an attempt waited in the queue" },
         MetricSpec { name: "utilisation", help: "busy worker time / (workers × time); empty for unlimited workers" },
         MetricSpec { name: "goodput_rps", help: "successes per second in the measured window" },
-        MetricSpec { name: "completion_ms", help: "time of the last event" },
+        MetricSpec {
+            name: "completion_ms",
+            help: "time of the last event that changed anything (timers of answered attempts do not count)",
+        },
         MetricSpec { name: "peak_calls_per_bucket", help: "most server calls in one timeline bucket" },
         MetricSpec { name: "peak_to_mean", help: "peak calls per bucket over the mean of the non-empty buckets" },
         MetricSpec { name: "events", help: "engine events in the run" },
@@ -436,11 +449,12 @@ impl SimModel for Server {
             overload_retry_after: point.optional_duration("overload_retry_after")?,
             faults,
             trigger_end,
+            good_within: point.optional_duration("good_within")?.or(timeout).unwrap_or(SimDuration::MAX),
         })
     }
 
-    fn simulate(config: &ServerConfig, seed: u64, bucket: SimDuration) -> RunOutput {
-        let mut run_state = ServerRun::new(config, sim_rng(seed), bucket);
+    fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
+        let mut run_state = ServerRun::new(config, sim_rng(run_settings.seed), run_settings.bucket);
         let mut scheduler = Scheduler::with_capacity(1024);
         match config.workload {
             Workload::Burst { requests } => {
@@ -460,8 +474,11 @@ impl SimModel for Server {
                 }
             }
         }
-        let stats = run(&mut run_state, &mut scheduler, RunLimit::default());
-        run_state.finish(stats.events, stats.end_time)
+        let stats = run(&mut run_state, &mut scheduler, run_settings.limit());
+        let end = run_state.last_activity;
+        let mut output = run_state.finish(stats.events, end);
+        output.truncated = stats.truncated;
+        output
     }
 }
 
@@ -548,6 +565,11 @@ struct ServerRun<'a> {
     limiter: Option<TokenBucket>,
     timeline: [BucketCounter; series::COUNTED],
     queue_levels: BucketMax,
+    /// Prompt successes (within `good_within`) counted in the bucket their request was first sent in: the share
+    /// of each bucket's offered work that was done in good time, for `recovery_ms`.
+    succeeded_by_send: BucketCounter,
+    /// The last time anything happened (a timer for an attempt already answered does not count).
+    last_activity: SimTime,
     latency: LatencyHistogram,
     wait_nanos: f64,
     waits: u64,
@@ -584,6 +606,8 @@ impl<'a> ServerRun<'a> {
             limiter: config.rate_limit.map(|(rate, burst)| TokenBucket::new(rate, burst)),
             timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
             queue_levels: BucketMax::new(bucket),
+            succeeded_by_send: BucketCounter::new(bucket),
+            last_activity: SimTime::ZERO,
             latency: LatencyHistogram::default(),
             wait_nanos: 0.0,
             waits: 0,
@@ -745,6 +769,9 @@ impl<'a> ServerRun<'a> {
         let request = self.requests[slot as usize];
         self.counts.succeeded += 1;
         self.timeline[series::GOODPUT].record(now);
+        if now - request.sent_at <= self.config.good_within {
+            self.succeeded_by_send.record(request.sent_at);
+        }
         if request.measured {
             self.latency.record(now - request.sent_at);
         }
@@ -814,12 +841,14 @@ impl<'a> ServerRun<'a> {
         for (bucket, &level) in self.queue_levels.maxima().iter().enumerate() {
             timeline[bucket * series::COUNT + series::QUEUE] = f64::from(level);
         }
-        RunOutput { metrics, timeline, events }
+        RunOutput { metrics, timeline, events, truncated: false }
     }
 
     /// `(recovery_ms, recovered)`: the first bucket from which goodput stays ≥ 90% of the offered load in every
-    /// bucket that ends before new requests stop, measured from the trigger's end. NaN and 0 when it never does
-    /// (or there is no trigger, or the workload is a burst, which offers nothing after t = 0).
+    /// bucket that ends before new requests stop, measured from the trigger's end. A bucket's goodput here is
+    /// the work offered in that bucket that succeeded within `good_within`, so a healthy bucket scores about
+    /// 100% whatever the Poisson noise in how many arrived. NaN and 0 when it never recovers; NaN and NaN when there is no
+    /// trigger or the workload is a burst (which offers nothing after t = 0).
     fn recovery(&self) -> (f64, f64) {
         let Some(trigger_end) = self.config.trigger_end else { return (f64::NAN, f64::NAN) };
         if matches!(self.config.workload, Workload::Burst { .. }) {
@@ -831,7 +860,8 @@ impl<'a> ServerRun<'a> {
         let count = |series_index: usize, bucket: usize| {
             f64::from(self.timeline[series_index].counts().get(bucket).copied().unwrap_or(0))
         };
-        let healthy = |bucket: usize| count(series::GOODPUT, bucket) >= 0.9 * count(series::OFFERED, bucket);
+        let done = |bucket: usize| f64::from(self.succeeded_by_send.counts().get(bucket).copied().unwrap_or(0));
+        let healthy = |bucket: usize| done(bucket) >= 0.9 * count(series::OFFERED, bucket);
         let mut since = end;
         while since > first && healthy(since - 1) {
             since -= 1;
@@ -849,6 +879,13 @@ impl Model for ServerRun<'_> {
 
     fn handle(&mut self, event: ServerEvent, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
+        let stale = match event {
+            ServerEvent::Answer { slot, token, .. } | ServerEvent::Timeout { slot, token } => !self.is_current(slot, token),
+            _ => false,
+        };
+        if !stale {
+            self.last_activity = now;
+        }
         match event {
             ServerEvent::NewRequest { client } => {
                 let slot = self.open_request(client, now);

@@ -12,6 +12,8 @@ pub struct Aggregate {
     pub timelines: Vec<Vec<f64>>,
     /// Total engine events over all runs.
     pub events: u64,
+    /// Runs that stopped at the event cap.
+    pub truncated_runs: usize,
 }
 
 /// Folds `runs` (ordered by point, then replicate) into per-point results.
@@ -45,5 +47,10 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
         mean.iter_mut().for_each(|slot| *slot /= replicates);
         timelines.push(mean);
     }
-    Aggregate { summary, timelines, events: runs.iter().map(|run| run.output.events).sum() }
+    Aggregate {
+        summary,
+        timelines,
+        events: runs.iter().map(|run| run.output.events).sum(),
+        truncated_runs: runs.iter().filter(|run| run.output.truncated).count(),
+    }
 }

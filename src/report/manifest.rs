@@ -18,6 +18,8 @@ pub struct Manifest {
     pub swept: Vec<&'static str>,
     pub timeline_bucket: String,
     pub events: u64,
+    pub max_events_per_run: u64,
+    pub truncated_runs: usize,
     pub elapsed_s: f64,
     pub command_line: Vec<String>,
 }
@@ -35,7 +37,13 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl Manifest {
-    pub fn new(scenario: &Scenario, points: &[PlannedPoint], threads: usize, events: u64, elapsed_s: f64) -> Self {
+    pub fn new(
+        scenario: &Scenario,
+        points: &[PlannedPoint],
+        threads: usize,
+        aggregate: &super::Aggregate,
+        elapsed_s: f64,
+    ) -> Self {
         Manifest {
             retrylab_version: env!("CARGO_PKG_VERSION"),
             scenario: ScenarioInfo {
@@ -51,7 +59,9 @@ impl Manifest {
             point_ids: points.iter().map(PlannedPoint::id).collect(),
             swept: scenario.sweep.iter().map(|axis| axis.spec.key).collect(),
             timeline_bucket: scenario.timeline_bucket.to_string(),
-            events,
+            events: aggregate.events,
+            max_events_per_run: scenario.max_events_per_run,
+            truncated_runs: aggregate.truncated_runs,
             elapsed_s,
             command_line: std::env::args().collect(),
         }

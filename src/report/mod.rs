@@ -42,7 +42,7 @@ pub fn write_results(
     put("summary.csv", tables::summary_csv(scenario, points, aggregate))?;
     put("runs.csv", tables::runs_csv(scenario, points, runs))?;
     put("timeline.csv", tables::timeline_csv(scenario, points, aggregate))?;
-    let manifest = Manifest::new(scenario, points, info.threads, aggregate.events, info.elapsed_s);
+    let manifest = Manifest::new(scenario, points, info.threads, aggregate, info.elapsed_s);
     put("manifest.json", manifest.to_json())?;
     written.extend(charts::draw_all(scenario, points, aggregate, out)?);
     Ok(written)

@@ -60,12 +60,12 @@ pub fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Agg
 pub fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run]) -> Vec<u8> {
     let mut out = writer();
     let mut header = swept_header(scenario);
-    header.extend(["replicate".to_owned(), "seed".to_owned()]);
+    header.extend(["replicate".to_owned(), "seed".to_owned(), "truncated".to_owned()]);
     header.extend(scenario.model.metrics().iter().map(|metric| metric.name.to_owned()));
     let _ = out.write_record(&header);
     for run in runs {
         let mut row = swept_cells(&points[run.point]);
-        row.extend([run.replicate.to_string(), run.seed.to_string()]);
+        row.extend([run.replicate.to_string(), run.seed.to_string(), u8::from(run.output.truncated).to_string()]);
         row.extend(run.output.metrics.iter().map(|&value| format_number(value)));
         let _ = out.write_record(&row);
     }

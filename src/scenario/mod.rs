@@ -53,6 +53,9 @@ pub struct Scenario {
     pub seed: u64,
     pub replicates: u32,
     pub timeline_bucket: SimDuration,
+    /// Events after which a run stops and is reported as truncated (a guard against retry storms that never
+    /// drain).
+    pub max_events_per_run: u64,
     /// One entry per model parameter, in the model's declaration order.
     pub settings: Vec<Setting>,
     /// Swept parameters, outermost first.

@@ -1,6 +1,6 @@
 //! `--set KEY=VALUE`: change one setting of a loaded scenario from the command line.
 //!
-//! KEY is a top-level key (`seed`, `replicates`, `timeline_bucket`), a parameter (`clients`, `model.clients`,
+//! KEY is a top-level key (`seed`, `replicates`, `timeline_bucket`, `max_events_per_run`), a parameter (`clients`, `model.clients`,
 //! `client.base`) or a sweep axis (`sweep.clients`). VALUE is read as a TOML value, or as a plain string when it
 //! is not one, so `--set strategy=full-jitter` needs no quotes. A scalar fixes a parameter (and removes it from
 //! the sweep); a list or `{ from, to, step }` range sweeps it.
@@ -8,7 +8,7 @@
 use toml::de::DeValue;
 
 use super::error::{InputError, Locator, Origin};
-use super::parse::{axis_values, parse_bucket, parse_replicates, parse_seed, resolve_param};
+use super::parse::{axis_values, parse_bucket, parse_event_cap, parse_replicates, parse_seed, resolve_param};
 use super::value::convert;
 use super::{Scenario, SweepAxis};
 
@@ -41,13 +41,17 @@ pub fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> 
                 parse_replicates(value.get_ref()).ok_or_else(|| bad("expected a whole number from 1 to 1000000"))?
         }
         "timeline_bucket" => scenario.timeline_bucket = parse_bucket(value.get_ref()).map_err(|why| bad(&why))?,
+        "max_events_per_run" => {
+            scenario.max_events_per_run =
+                parse_event_cap(value.get_ref()).ok_or_else(|| bad("expected a whole number ≥ 1000"))?
+        }
         _ => {
             let (sweep_only, param_key) = match key.strip_prefix("sweep.") {
                 Some(rest) => (true, rest),
                 None => (false, key),
             };
             let Some(spec) = resolve_param(scenario.model, param_key) else {
-                let mut valid = vec!["seed", "replicates", "timeline_bucket"];
+                let mut valid = vec!["seed", "replicates", "timeline_bucket", "max_events_per_run"];
                 valid.extend(scenario.model.params().map(|spec| spec.key));
                 return Err(bad(&format!("unknown key `{key}`; valid keys: {}", valid.join(", "))));
             };

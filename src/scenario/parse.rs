@@ -23,6 +23,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "seed",
     "replicates",
     "timeline_bucket",
+    "max_events_per_run",
     "model",
     "workload",
     "client",
@@ -129,6 +130,11 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
         Some(value) => parse_bucket(value.get_ref()).map_err(|why| at.error(value.span(), "timeline_bucket", why))?,
     };
 
+    let max_events_per_run = match find(root, "max_events_per_run") {
+        None => crate::model::DEFAULT_MAX_EVENTS,
+        Some(value) => parse_event_cap(value.get_ref())
+            .ok_or_else(|| at.error(value.span(), "max_events_per_run", "expected a whole number ≥ 1000"))?,
+    };
     let model_value = find(root, "model").ok_or_else(|| {
         at.error(
             root_span.start..root_span.start,
@@ -234,6 +240,7 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
         seed,
         replicates,
         timeline_bucket,
+        max_events_per_run,
         settings,
         sweep,
         charts,
@@ -246,6 +253,10 @@ pub(super) fn parse_seed(value: &DeValue<'_>) -> Option<u64> {
 
 pub(super) fn parse_replicates(value: &DeValue<'_>) -> Option<u32> {
     integer(value).filter(|n| (1..=1_000_000).contains(n)).map(|n| n as u32)
+}
+
+pub(super) fn parse_event_cap(value: &DeValue<'_>) -> Option<u64> {
+    integer(value).filter(|n| *n >= 1000).map(|n| n as u64)
 }
 
 pub(super) fn parse_bucket(value: &DeValue<'_>) -> Result<SimDuration, String> {

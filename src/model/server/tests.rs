@@ -14,7 +14,7 @@ fn ms(n: u64) -> Value {
 }
 
 fn run_metrics(config: &ServerConfig, seed: u64) -> Vec<f64> {
-    Server::simulate(config, seed, BUCKET).metrics
+    Server::simulate(config, RunSettings::new(seed, BUCKET)).metrics
 }
 
 #[test]
@@ -357,7 +357,7 @@ fn recovery_is_measured_from_the_trigger_and_absent_when_it_never_comes() {
     let second = SimDuration::from_secs(1);
     let mut outage = base.to_vec();
     outage.push(("faults", text("10s..12s fail-fast")));
-    let m = Server::simulate(&config(&outage), 17, second).metrics;
+    let m = Server::simulate(&config(&outage), RunSettings::new(17, second)).metrics;
     assert_eq!(m[metric::RECOVERED], 1.0);
     // Retries of requests rejected in the outage finish within a few seconds of its end.
     assert!((0.0..5_000.0).contains(&m[metric::RECOVERY_MS]), "{}", m[metric::RECOVERY_MS]);
@@ -365,7 +365,7 @@ fn recovery_is_measured_from_the_trigger_and_absent_when_it_never_comes() {
     let mut endless = base.to_vec();
     endless.push(("faults", text("10s..40s fail-fast")));
     endless.push(("trigger_end", ms(12_000)));
-    let m = Server::simulate(&config(&endless), 17, second).metrics;
+    let m = Server::simulate(&config(&endless), RunSettings::new(17, second)).metrics;
     assert_eq!(m[metric::RECOVERED], 0.0);
     assert!(m[metric::RECOVERY_MS].is_nan());
 }
