@@ -76,7 +76,7 @@ impl BucketMax {
 /// A log-linear histogram of durations (HDR-style): exact below 128 ns, then 64 sub-buckets per power of two, so
 /// every recorded value is known to within 1/64 (1.6%) of itself. Fixed size (3,776 counters), so recording
 /// never allocates; quantiles walk the counters instead of sorting samples.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LatencyHistogram {
     counts: Vec<u64>,
     total: u64,
@@ -127,6 +127,41 @@ impl LatencyHistogram {
         self.total
     }
 
+    /// The non-empty buckets only: what a finished run keeps (a few hundred entries instead of 3,776).
+    pub fn sparse(&self) -> SparseHistogram {
+        let entries = self
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, count)| **count > 0)
+            .map(|(index, &count)| (index as u32, count))
+            .collect();
+        SparseHistogram { entries, total: self.total, sum_nanos: self.sum_nanos }
+    }
+
+    /// Adds a finished run's counts to this histogram.
+    pub fn merge(&mut self, other: &SparseHistogram) {
+        for &(index, count) in &other.entries {
+            self.counts[index as usize] += count;
+        }
+        self.total += other.total;
+        self.sum_nanos += other.sum_nanos;
+    }
+
+    /// The empirical CDF as `(upper edge of bucket in ns, fraction ≤ it)` for every non-empty bucket.
+    pub fn cdf(&self) -> Vec<(f64, f64)> {
+        let mut seen = 0;
+        let mut points = Vec::new();
+        for (index, &count) in self.counts.iter().enumerate() {
+            if count > 0 {
+                seen += count;
+                let (low, width) = Self::bucket(index);
+                points.push(((low + width - 1) as f64, seen as f64 / self.total as f64));
+            }
+        }
+        points
+    }
+
     /// The exact mean of the recorded values in nanoseconds (NaN when empty).
     pub fn mean_nanos(&self) -> f64 {
         if self.total == 0 { f64::NAN } else { self.sum_nanos as f64 / self.total as f64 }
@@ -149,6 +184,14 @@ impl LatencyHistogram {
         }
         f64::NAN
     }
+}
+
+/// A [`LatencyHistogram`]'s non-empty buckets, as `(bucket index, count)`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SparseHistogram {
+    entries: Vec<(u32, u64)>,
+    total: u64,
+    sum_nanos: u128,
 }
 
 #[cfg(test)]
@@ -194,6 +237,15 @@ mod tests {
             assert!((estimate - exact).abs() <= exact / 64.0, "q={q}: {estimate} vs {exact}");
         }
         assert!(LatencyHistogram::default().quantile_nanos(0.5).is_nan());
+
+        let mut merged = LatencyHistogram::default();
+        merged.merge(&histogram.sparse());
+        merged.merge(&histogram.sparse());
+        assert_eq!(merged.count(), 20_000);
+        assert_eq!(merged.quantile_nanos(0.5), histogram.quantile_nanos(0.5));
+        let cdf = merged.cdf();
+        assert_eq!(cdf.last().unwrap().1, 1.0);
+        assert!(cdf.windows(2).all(|pair| pair[0].0 < pair[1].0 && pair[0].1 < pair[1].1));
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub struct RunOutput {
     pub events: u64,
     /// The run hit its event cap with events still pending.
     pub truncated: bool,
+    /// Latencies of successful requests, for models that measure them (the CDF chart).
+    pub latency: Option<crate::metrics::SparseHistogram>,
+    /// Spans of time the charts shade (fault windows, a trigger), as (start, end).
+    pub highlights: Vec<(crate::engine::SimTime, crate::engine::SimTime)>,
 }
 
 /// A simulated system.

@@ -182,7 +182,7 @@ impl<'a> OccRun<'a> {
         metrics[metric::PEAK_TO_MEAN] = self.writes_per_bucket.peak_to_mean();
         metrics[metric::EVENTS] = events as f64;
         let timeline = self.writes_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
-        RunOutput { metrics, timeline, events, truncated: false }
+        RunOutput { metrics, timeline, events, ..RunOutput::default() }
     }
 }
 

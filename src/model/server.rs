@@ -175,6 +175,13 @@ const WORKLOAD_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         section: Section::Workload,
+        key: "trigger_start",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Unset,
+        help: "when the trigger begins, for shading charts (unset: the start of the last fault window)",
+    },
+    ParamSpec {
+        section: Section::Workload,
         key: "trigger_end",
         kind: ParamKind::Duration,
         default: ParamDefault::Unset,
@@ -293,7 +300,8 @@ pub struct ServerConfig {
     pub rate_limit: Option<(f64, f64)>,
     pub overload_retry_after: Option<SimDuration>,
     pub faults: Faults,
-    /// Where recovery is measured from.
+    /// The trigger's span (recovery is measured from its end; charts shade it).
+    pub trigger_start: Option<SimTime>,
     pub trigger_end: Option<SimTime>,
     /// Successes slower than this do not count as goodput for recovery.
     pub good_within: SimDuration,
@@ -425,6 +433,11 @@ impl SimModel for Server {
             .optional_duration("trigger_end")?
             .map(|d| SimTime::ZERO + d)
             .or_else(|| faults.windows().last().map(|window| window.end));
+        if let (Some(start), Some(end)) = (point.optional_duration("trigger_start")?, point.optional_duration("trigger_end")?)
+            && start >= end
+        {
+            return Err(ParamError { key: "trigger_end", message: "must be later than trigger_start".into() });
+        }
         let mut retry = retry_policy(point)?;
         retry.retry_after = RetryAfterPolicy::from_name(point.choice("retry_after")?).unwrap_or(RetryAfterPolicy::Honour);
         let think_time =
@@ -447,6 +460,10 @@ impl SimModel for Server {
             error_probabilities,
             rate_limit,
             overload_retry_after: point.optional_duration("overload_retry_after")?,
+            trigger_start: point
+                .optional_duration("trigger_start")?
+                .map(|d| SimTime::ZERO + d)
+                .or_else(|| faults.windows().last().map(|window| window.start)),
             faults,
             trigger_end,
             good_within: point.optional_duration("good_within")?.or(timeout).unwrap_or(SimDuration::MAX),
@@ -841,7 +858,14 @@ impl<'a> ServerRun<'a> {
         for (bucket, &level) in self.queue_levels.maxima().iter().enumerate() {
             timeline[bucket * series::COUNT + series::QUEUE] = f64::from(level);
         }
-        RunOutput { metrics, timeline, events, truncated: false }
+        let mut highlights: Vec<(SimTime, SimTime)> =
+            self.config.faults.windows().iter().map(|window| (window.start, window.end)).collect();
+        if let (Some(start), Some(end)) = (self.config.trigger_start, self.config.trigger_end)
+            && !highlights.contains(&(start, end))
+        {
+            highlights.push((start, end));
+        }
+        RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights }
     }
 
     /// `(recovery_ms, recovered)`: the first bucket from which goodput stays ≥ 90% of the offered load in every

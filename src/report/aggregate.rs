@@ -1,5 +1,7 @@
 //! Replicates folded into per-point estimates and mean timelines.
 
+use crate::engine::SimTime;
+use crate::metrics::LatencyHistogram;
 use crate::model::ModelKind;
 use crate::stats::Estimate;
 use crate::sweep::Run;
@@ -14,6 +16,10 @@ pub struct Aggregate {
     pub events: u64,
     /// Runs that stopped at the event cap.
     pub truncated_runs: usize,
+    /// Per point, the latencies of every replicate together (models that measure latency).
+    pub latency: Vec<Option<LatencyHistogram>>,
+    /// Per point, the spans the model asks charts to shade (the same in every replicate).
+    pub highlights: Vec<Vec<(SimTime, SimTime)>>,
 }
 
 /// Folds `runs` (ordered by point, then replicate) into per-point results.
@@ -22,6 +28,8 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
     let series = model.timeline_series().len().max(1);
     let mut summary = Vec::with_capacity(point_count);
     let mut timelines = Vec::with_capacity(point_count);
+    let mut latency = Vec::with_capacity(point_count);
+    let mut highlights = Vec::with_capacity(point_count);
     let mut values = Vec::new();
     for point in 0..point_count {
         let start = runs.partition_point(|run| run.point < point);
@@ -46,11 +54,19 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
         let replicates = point_runs.len().max(1) as f64;
         mean.iter_mut().for_each(|slot| *slot /= replicates);
         timelines.push(mean);
+        let mut merged: Option<LatencyHistogram> = None;
+        for histogram in point_runs.iter().filter_map(|run| run.output.latency.as_ref()) {
+            merged.get_or_insert_with(LatencyHistogram::default).merge(histogram);
+        }
+        latency.push(merged);
+        highlights.push(point_runs.first().map(|run| run.output.highlights.clone()).unwrap_or_default());
     }
     Aggregate {
         summary,
         timelines,
         events: runs.iter().map(|run| run.output.events).sum(),
         truncated_runs: runs.iter().filter(|run| run.output.truncated).count(),
+        latency,
+        highlights,
     }
 }

@@ -66,13 +66,23 @@ struct Frame {
     y_label: String,
 }
 
+/// One panel of a small-multiples chart: its lines (the first in the panel's colour, the others grey) and the
+/// spans of x to shade.
+struct Panel {
+    label: String,
+    lines: Vec<Vec<(f64, f64)>>,
+    shaded: Vec<(f64, f64)>,
+}
+
 enum Chart {
     /// Lines against a numeric x axis, with CI bands.
     Lines { frame: Frame, lines: Vec<Line> },
     /// One bar per line (its single point), with CI whiskers.
     Bars { frame: Frame, bars: Vec<Line> },
-    /// One panel per line, stacked, sharing both axes' ranges.
-    Panels { frame: Frame, panels: Vec<Line> },
+    /// Panels stacked on shared axes.
+    Panels { frame: Frame, panels: Vec<Panel> },
+    /// Cumulative distributions on a logarithmic x axis, with p50 and p99 marked on each line.
+    Cdf { frame: Frame, lines: Vec<Line> },
 }
 
 /// Draws every chart of a results folder and returns the files written.
@@ -94,10 +104,90 @@ pub fn draw_all(
         let chart = metric_chart(scenario, points, aggregate, x_axis, metric);
         written.extend(render(&chart, &out.join(metric))?);
     }
-    if let Some(chart) = timeline_chart(scenario, points, aggregate, x_axis) {
+    let focus = Focus::choose(scenario, points, x_axis);
+    if let Some(chart) = timeline_chart(scenario, aggregate, &focus) {
         written.extend(render(&chart, &out.join("timeline"))?);
     }
+    if let Some(chart) = flow_chart(scenario, aggregate, &focus) {
+        written.extend(render(&chart, &out.join("goodput"))?);
+    }
+    if let Some(chart) = latency_cdf_chart(scenario, aggregate, &focus) {
+        written.extend(render(&chart, &out.join("latency_cdf"))?);
+    }
     Ok(written)
+}
+
+/// The points the over-time charts show: one per value of the series axis (the first non-numeric axis unless
+/// `[charts] series` says otherwise), the other axes at `[charts] timeline_at` or their middle value.
+struct Focus {
+    /// `(point index, label)` in sweep order.
+    points: Vec<(usize, String)>,
+    /// " at clients=100", or empty.
+    at_text: String,
+}
+
+impl Focus {
+    fn choose(scenario: &Scenario, points: &[PlannedPoint], x_axis: Option<usize>) -> Focus {
+        let series_index = scenario
+            .charts
+            .series
+            .and_then(|key| scenario.sweep.iter().position(|axis| axis.spec.key == key))
+            .or_else(|| scenario.sweep.iter().position(|axis| axis.values.iter().any(|v| v.as_axis_number().is_none())))
+            .or_else(|| (0..scenario.sweep.len()).find(|&i| Some(i) != x_axis));
+        let fixed: Vec<Option<Value>> = scenario
+            .sweep
+            .iter()
+            .enumerate()
+            .map(|(i, axis)| {
+                (Some(i) != series_index).then(|| {
+                    // `--set` may have changed the axis since the file was read: fall back to its middle value.
+                    scenario
+                        .charts
+                        .timeline_at
+                        .iter()
+                        .find(|(key, value)| *key == axis.spec.key && axis.values.contains(value))
+                        .map_or_else(|| axis.values[axis.values.len() / 2].clone(), |(_, v)| v.clone())
+                })
+            })
+            .collect();
+        let chosen = points
+            .iter()
+            .enumerate()
+            .filter(|(_, point)| {
+                fixed.iter().zip(&point.swept).all(|(wanted, value)| wanted.as_ref().is_none_or(|w| w == value))
+            })
+            .map(|(index, point)| {
+                (index, series_index.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string()))
+            })
+            .collect();
+        let at: Vec<String> = scenario
+            .sweep
+            .iter()
+            .zip(&fixed)
+            .filter_map(|(axis, value)| value.as_ref().map(|v| format!("{}={v}", axis.spec.key)))
+            .collect();
+        let at_text = if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) };
+        Focus { points: chosen, at_text }
+    }
+}
+
+/// One timeline series of a point as `(bucket start in ms, value)`, cropped at `[charts] timeline_until`.
+fn series_points(scenario: &Scenario, aggregate: &Aggregate, point: usize, series: usize) -> Vec<(f64, f64)> {
+    let stride = scenario.model.timeline_series().len();
+    let bucket_ms = scenario.timeline_bucket.as_millis_f64();
+    let until_ms = scenario.charts.timeline_until.map(|d| d.as_millis_f64());
+    aggregate.timelines[point]
+        .iter()
+        .skip(series)
+        .step_by(stride)
+        .enumerate()
+        .map(|(bucket, &value)| (bucket as f64 * bucket_ms, value))
+        .take_while(|(t, _)| until_ms.is_none_or(|until| *t < until))
+        .collect()
+}
+
+fn highlights_ms(aggregate: &Aggregate, point: usize) -> Vec<(f64, f64)> {
+    aggregate.highlights[point].iter().map(|(start, end)| (start.as_millis_f64(), end.as_millis_f64())).collect()
 }
 
 /// The swept axis on the x axis: the one `[charts] x` names, else the first numeric one.
@@ -174,67 +264,21 @@ fn metric_chart(
     }
 }
 
-/// The timeline at one point per series: one panel per value of the series axis (the first non-numeric axis
-/// unless `[charts] series` says otherwise), the other axes at `[charts] timeline_at` or their middle value.
-fn timeline_chart(
-    scenario: &Scenario,
-    points: &[PlannedPoint],
-    aggregate: &Aggregate,
-    x_axis: Option<usize>,
-) -> Option<Chart> {
-    let series_index = scenario
-        .charts
-        .series
-        .and_then(|key| scenario.sweep.iter().position(|axis| axis.spec.key == key))
-        .or_else(|| scenario.sweep.iter().position(|axis| axis.values.iter().any(|v| v.as_axis_number().is_none())))
-        .or_else(|| (0..scenario.sweep.len()).find(|&i| Some(i) != x_axis));
-    let fixed: Vec<Option<Value>> = scenario
-        .sweep
+/// The first timeline series (calls) at the focus points, one panel each.
+fn timeline_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) -> Option<Chart> {
+    let series_name = scenario.model.timeline_series().first().copied()?;
+    let panels = focus
+        .points
         .iter()
-        .enumerate()
-        .map(|(i, axis)| {
-            (Some(i) != series_index).then(|| {
-                // `--set` may have changed the axis since the file was read: fall back to its middle value.
-                scenario
-                    .charts
-                    .timeline_at
-                    .iter()
-                    .find(|(key, value)| *key == axis.spec.key && axis.values.contains(value))
-                    .map_or_else(|| axis.values[axis.values.len() / 2].clone(), |(_, v)| v.clone())
-            })
+        .map(|(point, label)| Panel {
+            label: label.clone(),
+            lines: vec![series_points(scenario, aggregate, *point, 0)],
+            shaded: highlights_ms(aggregate, *point),
         })
         .collect();
-    let series_name = scenario.model.timeline_series().first().copied()?;
-    let bucket = scenario.timeline_bucket;
-    let bucket_ms = bucket.as_millis_f64();
-    let until_ms = scenario.charts.timeline_until.map(|d| d.as_millis_f64());
-    let stride = scenario.model.timeline_series().len();
-    let mut panels = Vec::new();
-    for (point, timeline) in points.iter().zip(&aggregate.timelines) {
-        let selected = fixed.iter().zip(&point.swept).all(|(wanted, value)| wanted.as_ref().is_none_or(|w| w == value));
-        if !selected {
-            continue;
-        }
-        let points: Vec<(f64, f64, f64)> = timeline
-            .iter()
-            .step_by(stride)
-            .enumerate()
-            .map(|(bucket, &value)| (bucket as f64 * bucket_ms, value, 0.0))
-            .take_while(|(t, _, _)| until_ms.is_none_or(|until| *t < until))
-            .collect();
-        let label = series_index.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string());
-        panels.push(Line { label, points });
-    }
-    let at: Vec<String> = scenario
-        .sweep
-        .iter()
-        .zip(&fixed)
-        .filter_map(|(axis, value)| value.as_ref().map(|v| format!("{}={v}", axis.spec.key)))
-        .collect();
-    let at_text = if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) };
     Some(Chart::Panels {
         frame: Frame {
-            title: format!("{}: {series_name} per {bucket} bucket{at_text}", scenario.name),
+            title: format!("{}: {series_name} per {} bucket{}", scenario.name, scenario.timeline_bucket, focus.at_text),
             subtitle: format!(
                 "mean over {} replicates, same scale in every panel; sharp peaks are clients retrying in lock-step",
                 scenario.replicates
@@ -243,6 +287,66 @@ fn timeline_chart(
             y_label: format!("{series_name} per bucket"),
         },
         panels,
+    })
+}
+
+/// Goodput against offered load over time, with the trigger and fault windows shaded (models whose timeline has
+/// both series).
+fn flow_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) -> Option<Chart> {
+    let series = scenario.model.timeline_series();
+    let goodput = series.iter().position(|name| *name == "goodput")?;
+    let offered = series.iter().position(|name| *name == "offered")?;
+    let panels = focus
+        .points
+        .iter()
+        .map(|(point, label)| Panel {
+            label: label.clone(),
+            lines: vec![
+                series_points(scenario, aggregate, *point, goodput),
+                series_points(scenario, aggregate, *point, offered),
+            ],
+            shaded: highlights_ms(aggregate, *point),
+        })
+        .collect();
+    Some(Chart::Panels {
+        frame: Frame {
+            title: format!("{}: goodput and offered load{}", scenario.name, focus.at_text),
+            subtitle: format!(
+                "per {} bucket, mean over {} replicates · coloured: successes; grey: new requests; shaded: trigger",
+                scenario.timeline_bucket, scenario.replicates
+            ),
+            x_label: "time (ms)".into(),
+            y_label: "requests per bucket".into(),
+        },
+        panels,
+    })
+}
+
+/// The distribution of time to success at the focus points, all replicates together.
+fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) -> Option<Chart> {
+    let lines: Vec<Line> = focus
+        .points
+        .iter()
+        .filter_map(|(point, label)| {
+            let histogram = aggregate.latency[*point].as_ref().filter(|h| h.count() > 0)?;
+            let points = histogram.cdf().into_iter().map(|(nanos, fraction)| (nanos / 1e6, fraction, 0.0)).collect();
+            Some(Line { label: label.clone(), points })
+        })
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    Some(Chart::Cdf {
+        frame: Frame {
+            title: format!("{}: time to success{}", scenario.name, focus.at_text),
+            subtitle: format!(
+                "share of successful requests done within x, all {} replicates; ● p50, ▲ p99",
+                scenario.replicates
+            ),
+            x_label: "time from first send to success (ms, log scale)".into(),
+            y_label: "fraction of successes".into(),
+        },
+        lines,
     })
 }
 
@@ -279,13 +383,17 @@ fn draw<DB: DrawingBackend>(chart: &Chart, root: &DrawingArea<DB, Shift>) -> Dra
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(fail)?;
     let frame = match chart {
-        Chart::Lines { frame, .. } | Chart::Bars { frame, .. } | Chart::Panels { frame, .. } => frame,
+        Chart::Lines { frame, .. }
+        | Chart::Bars { frame, .. }
+        | Chart::Panels { frame, .. }
+        | Chart::Cdf { frame, .. } => frame,
     };
     let titled = root.titled(&frame.title, (FONT, 26).into_font().style(FontStyle::Bold)).map_err(fail)?;
     match chart {
         Chart::Lines { frame, lines } => draw_lines(frame, lines, &titled)?,
         Chart::Bars { frame, bars } => draw_bars(frame, bars, &titled)?,
         Chart::Panels { frame, panels } => draw_panels(frame, panels, &titled)?,
+        Chart::Cdf { frame, lines } => draw_cdf(frame, lines, &titled)?,
     }
     root.present().map_err(fail)
 }
@@ -389,9 +497,14 @@ fn draw_bars<DB: DrawingBackend>(frame: &Frame, bars: &[Line], area: &DrawingAre
     Ok(())
 }
 
-fn draw_panels<DB: DrawingBackend>(frame: &Frame, panels: &[Line], area: &DrawingArea<DB, Shift>) -> DrawResult {
+fn draw_panels<DB: DrawingBackend>(frame: &Frame, panels: &[Panel], area: &DrawingArea<DB, Shift>) -> DrawResult {
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-    let (x_min, x_max, y_max) = bounds(panels, false);
+    let all: Vec<Line> = panels
+        .iter()
+        .flat_map(|panel| panel.lines.iter())
+        .map(|points| Line { label: String::new(), points: points.iter().map(|&(x, y)| (x, y, 0.0)).collect() })
+        .collect();
+    let (x_min, x_max, y_max) = bounds(&all, false);
     let area = area.margin(0, 8, 8, 8);
     let (subtitle, body) = area.split_vertically(28);
     subtitle.draw(&Text::new(frame.subtitle.as_str(), (12, 4), (FONT, 16).into_font().color(&GREY))).map_err(fail)?;
@@ -405,6 +518,11 @@ fn draw_panels<DB: DrawingBackend>(frame: &Frame, panels: &[Line], area: &Drawin
             .y_label_area_size(80)
             .build_cartesian_2d(x_min..x_max, 0.0..y_max)
             .map_err(fail)?;
+        for &(start, end) in &panel.shaded {
+            let span = [(start.max(x_min), 0.0), (end.min(x_max), y_max)];
+            plot.draw_series(std::iter::once(Rectangle::new(span, RGBColor(255, 200, 120).mix(0.35).filled())))
+                .map_err(fail)?;
+        }
         let mut mesh = plot.configure_mesh();
         mesh.y_desc(&frame.y_label)
             .axis_desc_style((FONT, 14))
@@ -420,15 +538,66 @@ fn draw_panels<DB: DrawingBackend>(frame: &Frame, panels: &[Line], area: &Drawin
             mesh.x_labels(0);
         }
         mesh.draw().map_err(fail)?;
-        plot.draw_series(AreaSeries::new(panel.points.iter().map(|&(x, y, _)| (x, y)), 0.0, color.mix(0.25)))
-            .map_err(fail)?;
-        plot.draw_series(LineSeries::new(panel.points.iter().map(|&(x, y, _)| (x, y)), color.stroke_width(2)))
-            .map_err(fail)?;
+        for (j, points) in panel.lines.iter().enumerate().rev() {
+            let line_color = if j == 0 { color } else { RGBColor(150, 150, 150) };
+            if j == 0 && panel.lines.len() == 1 {
+                plot.draw_series(AreaSeries::new(points.iter().copied(), 0.0, color.mix(0.25))).map_err(fail)?;
+            }
+            plot.draw_series(LineSeries::new(points.iter().copied(), line_color.stroke_width(2))).map_err(fail)?;
+        }
         let (label_x, label_y) = (x_min + (x_max - x_min) * 0.99, y_max * 0.93);
         let style = (FONT, 17).into_font().style(FontStyle::Bold).color(&color).pos(Pos::new(HPos::Right, VPos::Top));
         plot.draw_series(std::iter::once(Text::new(panel.label.clone(), (label_x, label_y), style))).map_err(fail)?;
     }
     Ok(())
+}
+
+fn draw_cdf<DB: DrawingBackend>(frame: &Frame, lines: &[Line], area: &DrawingArea<DB, Shift>) -> DrawResult {
+    let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+    let positive = lines.iter().flat_map(|line| line.points.iter()).map(|p| p.0).filter(|x| *x > 0.0);
+    let x_min = positive.clone().fold(f64::INFINITY, f64::min);
+    let x_max = positive.fold(0.0, f64::max);
+    let (x_min, x_max) = if x_min.is_finite() && x_max > x_min { (x_min * 0.8, x_max * 1.25) } else { (0.1, 10.0) };
+    let mut plot = ChartBuilder::on(area)
+        .caption(&frame.subtitle, (FONT, 16).into_font().color(&GREY))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..1.02)
+        .map_err(fail)?;
+    plot.configure_mesh()
+        .x_desc(&frame.x_label)
+        .y_desc(&frame.y_label)
+        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 15))
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(GRID)
+        .x_label_formatter(&|x| short_number(*x))
+        .y_label_formatter(&|y| format_number(*y))
+        .draw()
+        .map_err(fail)?;
+    for (i, line) in lines.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let steps: Vec<(f64, f64)> = line.points.iter().map(|&(x, y, _)| (x.max(x_min), y)).collect();
+        plot.draw_series(LineSeries::new(steps.iter().copied(), color.stroke_width(2)))
+            .map_err(fail)?
+            .label(line.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color.stroke_width(3)));
+        let at = |q: f64| steps.iter().find(|(_, y)| *y >= q).copied();
+        if let Some(p50) = at(0.5) {
+            plot.draw_series(std::iter::once(Circle::new(p50, 6, color.filled()))).map_err(fail)?;
+        }
+        if let Some(p99) = at(0.99) {
+            plot.draw_series(std::iter::once(TriangleMarker::new(p99, 8, color.filled()))).map_err(fail)?;
+        }
+    }
+    plot.configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .label_font((FONT, 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .draw()
+        .map_err(fail)
 }
 
 /// A bar label: whole numbers from 100 up, else three significant digits.
