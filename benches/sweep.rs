@@ -1,5 +1,6 @@
-//! Whole-study wall time: `scenarios/aws-jitter-2015.toml` (95 points × 100 replicates, about 60 M events) on
-//! every core, simulation and aggregation only (no files written).
+//! Whole-scenario wall time on every core, simulation and aggregation only (no files written):
+//! `scenarios/aws-jitter-2015.toml` (95 points × 100 replicates, about 60 M events) and a 100,000-client
+//! thundering herd.
 //!
 //! Run: `cargo bench --bench sweep`.
 
@@ -30,5 +31,21 @@ fn aws_study(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, aws_study);
+/// `scenarios/thundering-herd.toml` scaled to 100,000 clients released at once, full jitter, one replicate.
+fn herd_100k(c: &mut Criterion) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/thundering-herd.toml");
+    let overrides = ["clients=100000".to_owned(), "strategy=full-jitter".to_owned(), "replicates=1".to_owned()];
+    let scenario = Scenario::load(&path, &overrides).expect("the committed scenario is valid");
+    let points = plan(&scenario).expect("valid points");
+    let settings = SweepSettings::for_scenario(&scenario, None);
+    let run = || aggregate(scenario.model, points.len(), &run_sweep(&points, settings, &|| {}).expect("thread pool"));
+    let events = run().events;
+    let mut group = c.benchmark_group("sweep");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(events));
+    group.bench_function("thundering-herd/100000-clients/full-jitter", |b| b.iter(|| black_box(run().events)));
+    group.finish();
+}
+
+criterion_group!(benches, aws_study, herd_100k);
 criterion_main!(benches);
