@@ -308,3 +308,106 @@ fn runs_that_hit_the_event_cap_are_flagged() {
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["truncated_runs"], 12);
 }
+
+/// A small server scenario for the server model's bad-input cases.
+const SERVER: &str = r#"schema_version = 1
+replicates = 2
+
+[model]
+kind = "server"
+workers = 2
+queue_limit = 10
+error_probability = 0.1
+faults = "2s..3s fail-fast"
+
+[workload]
+kind = "open"
+rate = 50
+duration = "5s"
+
+[client]
+strategy = "full-jitter"
+timeout = "1s"
+"#;
+
+fn assert_bad_server_input(from: &str, to: &str, expected: &[&str]) {
+    let text = SERVER.replace(from, to);
+    assert_ne!(text, SERVER, "substitution {from} → {to} changed nothing");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "server.toml", &text);
+    let out = dir.path().join("out");
+    let assert = retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).assert().code(2);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    for piece in expected {
+        assert!(stderr.contains(piece), "expected {piece:?} in: {stderr}");
+    }
+    assert!(!stderr.contains("panicked") && !out.exists(), "{stderr}");
+}
+
+#[test]
+fn the_server_scenario_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "server.toml", SERVER);
+    let out = dir.path().join("out");
+    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
+    for file in ["summary.csv", "timeline.svg", "goodput.png", "latency_cdf.svg", "calls.png"] {
+        assert!(out.join(file).exists(), "{file}");
+    }
+    let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    assert!(timeline.starts_with("bucket_start_ms,calls,goodput,offered,queue_max\n"), "{timeline}");
+}
+
+#[test]
+fn server_probability_outside_zero_to_one() {
+    assert_bad_server_input(
+        "error_probability = 0.1",
+        "error_probability = 1.5",
+        &["server.toml:8:21", "model.error_probability", "out of range"],
+    );
+}
+
+#[test]
+fn server_inverted_fault_window() {
+    assert_bad_server_input(
+        "\"2s..3s fail-fast\"",
+        "\"3s..2s fail-fast\"",
+        &["server.toml:9:10", "model.faults", "ends before it starts"],
+    );
+}
+
+#[test]
+fn server_overlapping_fault_windows() {
+    assert_bad_server_input(
+        "\"2s..3s fail-fast\"",
+        "\"2s..3s fail-fast, 2.5s..4s black-hole\"",
+        &["server.toml:9:10", "model.faults", "overlaps"],
+    );
+}
+
+#[test]
+fn server_schedule_with_a_gap_or_a_negative_rate() {
+    assert_bad_server_input(
+        "rate = 50",
+        "schedule = \"1s=50\"",
+        &["server.toml:13:12", "workload.schedule", "must start at 0s"],
+    );
+    assert_bad_server_input("rate = 50", "schedule = \"0s=50, 2s=-5\"", &["workload.schedule", "≥ 0"]);
+}
+
+#[test]
+fn server_without_workers() {
+    assert_bad_server_input("workers = 2", "workers = 0", &["server.toml:6:11", "model.workers", "0 is out of range"]);
+    assert_bad_server_input("workers = 2\n", "", &["model.queue_limit", "needs a finite number of workers"]);
+}
+
+#[test]
+fn server_black_hole_without_a_timeout() {
+    let text = SERVER.replace("timeout = \"1s\"\n", "").replace("fail-fast", "black-hole");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "server.toml", &text);
+    retrylab()
+        .args(["validate", scenario.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("model.faults: a black-hole window needs a client `timeout`"));
+}
