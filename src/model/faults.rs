@@ -1,18 +1,19 @@
 //! Fault windows: spans of time in which the server misbehaves.
 //!
 //! Syntax: comma-separated `START..END KIND` windows, in time order and not overlapping, where KIND is
-//! `fail-fast` (every attempt is answered 503 at once), `black-hole` (attempts vanish: no answer, so only the
-//! client's timeout ends them) or `slowdown xF` (service takes F times longer). Example:
+//! `fail-fast` (every attempt is answered 503 at once), `reset` (the connection is reset: no status at all),
+//! `black-hole` (attempts vanish: no answer, so only the client's timeout ends them) or `slowdown xF` (service
+//! takes F times longer). Example:
 //! `"20s..25s black-hole, 40s..50s slowdown x3"`.
 
 use crate::engine::{SimTime, parse_duration};
 
-pub const FAULT_SYNTAX: &str =
-    "\"20s..25s black-hole, 40s..50s slowdown x3\": START..END fail-fast | black-hole | slowdown xF, in time order";
+pub const FAULT_SYNTAX: &str = "\"20s..25s black-hole, 40s..50s slowdown x3\": START..END fail-fast | reset | black-hole | slowdown xF, in time order";
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FaultKind {
     FailFast,
+    Reset,
     BlackHole,
     Slowdown(f64),
 }
@@ -46,12 +47,15 @@ impl Faults {
             }
             let kind = match kind.trim() {
                 "fail-fast" => FaultKind::FailFast,
+                "reset" => FaultKind::Reset,
                 "black-hole" => FaultKind::BlackHole,
                 other => match other.strip_prefix("slowdown x").map(|f| f.trim().parse::<f64>()) {
                     Some(Ok(factor)) if factor.is_finite() && factor > 0.0 => FaultKind::Slowdown(factor),
                     Some(_) => return Err(format!("\"{other}\": the slowdown factor must be a number > 0, like x3")),
                     None => {
-                        return Err(format!("unknown fault \"{other}\"; valid: fail-fast, black-hole, slowdown xF"));
+                        return Err(format!(
+                            "unknown fault \"{other}\"; valid: fail-fast, reset, black-hole, slowdown xF"
+                        ));
                     }
                 },
             };

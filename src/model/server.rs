@@ -319,7 +319,10 @@ impl SimModel for Server {
         MetricSpec { name: "gave_up", help: "requests whose policy gave up (dead-lettered)" },
         MetricSpec { name: "success_rate", help: "succeeded / requests that ended (succeeded, gave up or failed)" },
         MetricSpec { name: "timeouts", help: "attempts that timed out at the client" },
-        MetricSpec { name: "rejected", help: "attempts rejected with 503 because the queue was full" },
+        MetricSpec {
+            name: "rejected",
+            help: "attempts refused without service: 503 (queue full, fail-fast window) or a connection reset",
+        },
         MetricSpec { name: "amplification", help: "server calls per unique request" },
         MetricSpec { name: "latency_mean_ms", help: "mean time from first send to success" },
         MetricSpec { name: "latency_p50_ms", help: "median time from first send to success" },
@@ -535,6 +538,8 @@ pub enum Outcome {
     DisguisedTransient,
     /// 422 after service: permanent.
     Permanent,
+    /// The connection was reset: no status.
+    ConnectionReset,
 }
 
 impl Outcome {
@@ -547,6 +552,7 @@ impl Outcome {
             Outcome::TransientError => (502, true),
             Outcome::DisguisedTransient => (400, true),
             Outcome::Permanent => (422, false),
+            Outcome::ConnectionReset => (0, false),
         };
         Response { status, transient_body }
     }
@@ -930,6 +936,10 @@ impl Model for ServerRun<'_> {
                     Some(FaultKind::FailFast) => {
                         self.counts.rejected += 1;
                         return self.answer(slot, token, Outcome::Overloaded, None, scheduler);
+                    }
+                    Some(FaultKind::Reset) => {
+                        self.counts.rejected += 1;
+                        return self.answer(slot, token, Outcome::ConnectionReset, None, scheduler);
                     }
                     _ => {}
                 }

@@ -2,7 +2,8 @@
 
 use crate::engine::SimDuration;
 
-/// An answer as a client sees it: the status code and whether the body says the failure is temporary.
+/// An answer as a client sees it: the status code (0 when the connection was reset before any status) and
+/// whether the body says the failure is temporary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Response {
     pub status: u16,
@@ -14,8 +15,8 @@ pub struct Response {
 /// 504 Gateway Timeout. Other 4xx (400, 401, 403, 404, 409, 422) are permanent.
 pub const RETRYABLE_STATUSES: &[u16] = &[429, 502, 503, 504];
 
-/// How a client decides whether a failed answer is retryable. Timeouts and connection resets are always
-/// retryable; this decides only for answers that arrived.
+/// How a client decides whether a failed answer is retryable. Timeouts and connection resets (status 0) are
+/// always retryable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Classifier {
     /// Looks at the status code only, so a 400 is final even when the body says "try again".
@@ -36,7 +37,8 @@ impl Classifier {
     }
 
     pub fn is_retryable(self, response: Response) -> bool {
-        RETRYABLE_STATUSES.contains(&response.status)
+        response.status == 0
+            || RETRYABLE_STATUSES.contains(&response.status)
             || (self == Classifier::BodyAware && response.status == 400 && response.transient_body)
     }
 }
@@ -92,7 +94,7 @@ mod tests {
                 assert!(!classifier.is_retryable(response(permanent, true)), "{permanent}");
             }
         }
-        for &retryable in RETRYABLE_STATUSES {
+        for &retryable in RETRYABLE_STATUSES.iter().chain(&[0]) {
             assert!(Classifier::StatusOnly.is_retryable(response(retryable, false)), "{retryable}");
         }
     }

@@ -369,3 +369,23 @@ fn recovery_is_measured_from_the_trigger_and_absent_when_it_never_comes() {
     assert_eq!(m[metric::RECOVERED], 0.0);
     assert!(m[metric::RECOVERY_MS].is_nan());
 }
+
+#[test]
+fn connection_resets_are_retried_by_every_classifier() {
+    let m = run_metrics(
+        &config(&[
+            ("kind", Value::Choice("open")),
+            ("rate", Value::Real(100.0)),
+            ("duration", ms(10_000)),
+            ("faults", text("2s..4s reset")),
+            ("strategy", Value::Choice("full-jitter")),
+            ("base", ms(500)),
+            ("max_attempts", Value::Count(10)),
+            ("classifier", Value::Choice("status-only")),
+        ]),
+        18,
+    );
+    assert!(m[metric::REJECTED] > 100.0, "the window resets a couple of hundred attempts");
+    assert_eq!(m[metric::FAILED_PERMANENTLY], 0.0);
+    assert_eq!(m[metric::SUCCESS_RATE], 1.0, "every reset is retried until the window closes");
+}
