@@ -126,8 +126,8 @@ fn retry_policy_comes_from_the_client_section() {
 }
 
 /// One worker, no queue, constant 100 ms service, no network delay: the second of two simultaneous clients is
-/// rejected with 503 and a Retry-After of 500 ms.
-fn retry_after_case(policy: &'static str) -> Vec<f64> {
+/// rejected with 503 and a Retry-After of 500 ms. Its own backoff is a constant 1 ms, capped at `cap`.
+fn retry_after_case(policy: &'static str, cap: Value) -> Vec<f64> {
     run_metrics(
         &config(&[
             ("clients", Value::Count(2)),
@@ -138,6 +138,7 @@ fn retry_after_case(policy: &'static str) -> Vec<f64> {
             ("overload_retry_after", ms(500)),
             ("strategy", Value::Choice("constant")),
             ("base", ms(1)),
+            ("cap", cap),
             ("retry_after", Value::Choice(policy)),
         ]),
         7,
@@ -146,27 +147,13 @@ fn retry_after_case(policy: &'static str) -> Vec<f64> {
 
 #[test]
 fn an_honoured_retry_after_delays_the_retry_to_at_least_the_hint() {
-    let honour = retry_after_case("honour");
+    let honour = retry_after_case("honour", ms(2_000));
     assert_eq!(honour[metric::REJECTED], 1.0, "one rejection, then the worker is free");
     assert!(honour[metric::COMPLETION_MS] >= 600.0, "retry at 500 ms, served by 600 ms: {}", honour[metric::COMPLETION_MS]);
-    let ignore = retry_after_case("ignore");
+    let ignore = retry_after_case("ignore", ms(2_000));
     assert!(ignore[metric::REJECTED] > 1.0, "1 ms retries bounce until the worker frees up");
     assert!(ignore[metric::COMPLETION_MS] < 300.0, "{}", ignore[metric::COMPLETION_MS]);
-    let capped = run_metrics(
-        &config(&[
-            ("clients", Value::Count(2)),
-            ("workers", Value::Count(1)),
-            ("queue_limit", Value::Count(0)),
-            ("service", Value::Choice("constant")),
-            ("service_mean", ms(100)),
-            ("overload_retry_after", ms(500)),
-            ("strategy", Value::Choice("constant")),
-            ("base", ms(1)),
-            ("cap", ms(150)),
-            ("retry_after", Value::Choice("honour-capped")),
-        ]),
-        7,
-    );
+    let capped = retry_after_case("honour-capped", ms(150));
     let done = capped[metric::COMPLETION_MS];
     assert!((250.0..300.0).contains(&done), "hint capped at 150 ms: retry at 150, done at 250: {done}");
 }
