@@ -119,6 +119,8 @@ register_strategies! {
     decorrelated_jitter::DecorrelatedJitter => DecorrelatedJitter,
     decorrelated_range_clamp::DecorrelatedRangeClamp => DecorrelatedRangeClamp,
     polly_v2::PollyV2 => PollyV2,
+    ethernet_beb::EthernetBeb => EthernetBeb,
+    quadratic::Quadratic => Quadratic,
 }
 
 impl Strategy {

@@ -181,3 +181,39 @@ fn polly_v2_first_delay_mean_matches_the_integral_of_the_curve() {
     let samples = draws(Strategy::PollyV2, 1, 40_000, 12);
     assert_mean_near(&samples, integral * PARAMS.base_nanos() / 1.4, "polly-v2 first delay");
 }
+
+#[test]
+fn ethernet_beb_draws_whole_slots_from_a_window_that_stops_doubling_at_2_to_the_10() {
+    let slot = SimDuration::from_nanos(51_200);
+    let params = BackoffParams { base: slot, cap: SimDuration::from_secs(1), multiplier: 2.0 };
+    let mut rng = sim_rng(21);
+    for (n, window) in [(1_u32, 2_u64), (3, 8), (10, 1024), (15, 1024)] {
+        let mut seen_max = 0;
+        let draws: Vec<f64> = (0..40_000)
+            .map(|_| {
+                let sleep = Strategy::EthernetBeb.delay(&params, n, &mut BackoffMemory::default(), &mut rng);
+                assert_eq!(sleep.as_nanos() % slot.as_nanos(), 0, "whole slots");
+                let slots = sleep.as_nanos() / slot.as_nanos();
+                assert!(slots < window);
+                seen_max = seen_max.max(slots);
+                slots as f64
+            })
+            .collect();
+        assert_eq!(seen_max, window - 1, "n={n}: the top of the window is reachable");
+        assert_mean_near(&draws, (window - 1) as f64 / 2.0, &format!("beb n={n}"));
+    }
+}
+
+#[test]
+fn quadratic_windows_grow_as_n_squared() {
+    let params = BackoffParams { base: SimDuration::from_millis(1), cap: SimDuration::from_secs(1), multiplier: 2.0 };
+    let mut rng = sim_rng(22);
+    for n in [1_u32, 2, 5, 9] {
+        let draws: Vec<f64> = (0..40_000)
+            .map(|_| Strategy::Quadratic.delay(&params, n, &mut BackoffMemory::default(), &mut rng).as_millis_f64())
+            .collect();
+        let window = f64::from(n * n);
+        assert!(draws.iter().all(|&d| d < window));
+        assert_mean_near(&draws, (window - 1.0) / 2.0, &format!("quadratic n={n}"));
+    }
+}
