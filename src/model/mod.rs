@@ -78,6 +78,12 @@ pub trait SimModel {
 
     /// Runs one replicate.
     fn simulate(config: &Self::Config, run: RunSettings) -> RunOutput;
+
+    /// The analytic value of `metric` when the swept parameter `x_key` takes the value `x` (other parameters
+    /// as in `config`), for models with a closed form; the charts draw it over the simulated points.
+    fn theory(_config: &Self::Config, _metric: &str, _x_key: &str, _x: f64) -> Option<f64> {
+        None
+    }
 }
 
 macro_rules! register_models {
@@ -124,6 +130,11 @@ macro_rules! register_models {
             pub fn simulate(&self, run: RunSettings) -> RunOutput {
                 match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::simulate(config, run)),+ }
             }
+
+            /// See [`SimModel::theory`].
+            pub fn theory(&self, metric: &str, x_key: &str, x: f64) -> Option<f64> {
+                match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::theory(config, metric, x_key, x)),+ }
+            }
         }
     };
 }
@@ -131,6 +142,7 @@ macro_rules! register_models {
 register_models! {
     occ::Occ => Occ,
     server::Server => Server,
+    channel::Channel => Channel,
 }
 
 impl ModelKind {

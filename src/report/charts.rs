@@ -52,10 +52,11 @@ fn register_font() {
     });
 }
 
-/// One line (or bar, or panel) of a chart: points `(x, y, ci95)`.
+/// One line (or bar, or panel) of a chart: points `(x, y, ci95)`, and the model's analytic curve if it has one.
 struct Line {
     label: String,
     points: Vec<(f64, f64, f64)>,
+    theory: Vec<(f64, f64)>,
 }
 
 /// What every chart shows around its plot.
@@ -231,16 +232,28 @@ fn metric_chart(
         let entry = (x, estimate.mean, estimate.ci95);
         match lines.iter_mut().find(|line| line.label == label) {
             Some(line) => line.points.push(entry),
-            None => lines.push(Line { label, points: vec![entry] }),
+            None => lines.push(Line { label, points: vec![entry], theory: Vec::new() }),
         }
     }
-    let subtitle = format!("{} · mean of {} replicates, 95% CI shown", spec.help, scenario.replicates);
+    let mut subtitle = format!("{} · mean of {} replicates, 95% CI shown", spec.help, scenario.replicates);
     match x_axis {
         Some(x_index) => {
+            let x_key = scenario.sweep[x_index].spec.key;
             for line in &mut lines {
                 line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                // The analytic curve, drawn densely between the first and last simulated x of the line.
+                let config = points.iter().find(|p| line_label(scenario, p, x_axis) == line.label).map(|p| &p.config);
+                let (first, last) = (line.points.first().map(|p| p.0), line.points.last().map(|p| p.0));
+                if let (Some(config), Some(first), Some(last)) = (config, first, last) {
+                    line.theory = (0..=200)
+                        .map(|i| first + (last - first) * f64::from(i) / 200.0)
+                        .map_while(|x| config.theory(metric, x_key, x).map(|y| (x, y)))
+                        .collect();
+                }
             }
-            let x_key = scenario.sweep[x_index].spec.key;
+            if lines.iter().any(|line| !line.theory.is_empty()) {
+                subtitle.push_str(" · black: theory");
+            }
             let x_unit = if matches!(scenario.sweep[x_index].values[0], Value::Duration(_)) { " (ms)" } else { "" };
             Chart::Lines {
                 frame: Frame {
@@ -264,15 +277,17 @@ fn metric_chart(
     }
 }
 
-/// The first timeline series (calls) at the focus points, one panel each.
+/// One timeline series (`[charts] timeline_series`, else the model's first) at the focus points, one panel each.
 fn timeline_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) -> Option<Chart> {
-    let series_name = scenario.model.timeline_series().first().copied()?;
+    let all = scenario.model.timeline_series();
+    let series_name = scenario.charts.timeline_series.or_else(|| all.first().copied())?;
+    let series_index = all.iter().position(|name| *name == series_name)?;
     let panels = focus
         .points
         .iter()
         .map(|(point, label)| Panel {
             label: label.clone(),
-            lines: vec![series_points(scenario, aggregate, *point, 0)],
+            lines: vec![series_points(scenario, aggregate, *point, series_index)],
             shaded: highlights_ms(aggregate, *point),
         })
         .collect();
@@ -330,7 +345,7 @@ fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) 
         .filter_map(|(point, label)| {
             let histogram = aggregate.latency[*point].as_ref().filter(|h| h.count() > 0)?;
             let points = histogram.cdf().into_iter().map(|(nanos, fraction)| (nanos / 1e6, fraction, 0.0)).collect();
-            Some(Line { label: label.clone(), points })
+            Some(Line { label: label.clone(), points, theory: Vec::new() })
         })
         .collect();
     if lines.is_empty() {
@@ -435,6 +450,9 @@ fn draw_lines<DB: DrawingBackend>(frame: &Frame, lines: &[Line], area: &DrawingA
             plot.draw_series(line.points.iter().map(|&(x, y, _)| Circle::new((x, y), 3, color.filled())))
                 .map_err(fail)?;
         }
+        if line.theory.len() > 1 {
+            plot.draw_series(LineSeries::new(line.theory.iter().copied(), BLACK.stroke_width(1))).map_err(fail)?;
+        }
     }
     plot.configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
@@ -502,7 +520,11 @@ fn draw_panels<DB: DrawingBackend>(frame: &Frame, panels: &[Panel], area: &Drawi
     let all: Vec<Line> = panels
         .iter()
         .flat_map(|panel| panel.lines.iter())
-        .map(|points| Line { label: String::new(), points: points.iter().map(|&(x, y)| (x, y, 0.0)).collect() })
+        .map(|points| Line {
+            label: String::new(),
+            points: points.iter().map(|&(x, y)| (x, y, 0.0)).collect(),
+            theory: Vec::new(),
+        })
         .collect();
     let (x_min, x_max, y_max) = bounds(&all, false);
     let area = area.margin(0, 8, 8, 8);

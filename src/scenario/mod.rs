@@ -92,6 +92,8 @@ pub struct ChartOptions {
     pub timeline_at: Vec<(&'static str, Value)>,
     /// Crop the timeline chart at this time.
     pub timeline_until: Option<SimDuration>,
+    /// The timeline series the timeline chart draws (default: the model's first).
+    pub timeline_series: Option<&'static str>,
 }
 
 /// Default replicates and seed when the file does not say.

@@ -30,7 +30,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "sweep",
     "charts",
 ];
-const CHART_KEYS: &[&str] = &["x", "series", "metrics", "timeline_at", "timeline_until"];
+const CHART_KEYS: &[&str] = &["x", "series", "metrics", "timeline_at", "timeline_until", "timeline_series"];
 const RANGE_KEYS: &[&str] = &["from", "to", "step"];
 /// Finer timeline buckets would cost memory without showing anything a chart can draw.
 pub const MIN_TIMELINE_BUCKET: SimDuration = SimDuration::from_micros(1);
@@ -511,6 +511,13 @@ fn read_charts(
                         ));
                     }
                 };
+            }
+            "timeline_series" => {
+                let name = value.get_ref().as_str().unwrap_or_default();
+                let valid = model.timeline_series();
+                options.timeline_series = Some(valid.iter().copied().find(|s| *s == name).ok_or_else(|| {
+                    at.error(value.span(), &dotted, format!("unknown series \"{name}\"; valid: {}", valid.join(", ")))
+                })?);
             }
             other => return Err(unknown_key(at, key.span(), other, "[charts]", CHART_KEYS)),
         }

@@ -1,0 +1,671 @@
+//! A shared channel where simultaneous senders destroy each other: pure and slotted ALOHA, Ethernet CSMA/CD with
+//! truncated binary exponential backoff, and the "ideal" contention of Metcalfe & Boggs (1976).
+//!
+//! Time is counted in slots (`slot_time`; for ALOHA a slot is one frame time). Populations:
+//! - `infinite`: transmissions form a Poisson stream of `load` (G) per slot, the textbook assumption (ALOHA);
+//! - `saturated`: `stations` always have a frame. Slotted ALOHA stations send with probability G/N per slot;
+//!   Ethernet stations back off with the `[client]` strategy (802.3: `ethernet-beb`, 16 attempts);
+//!   `ideal` stations each send with probability 1/N per contention slot;
+//! - `poisson`: new frames arrive at `arrival_rate` per slot over all stations, each station queues its own and
+//!   backs off after a collision with the `[client]` strategy (slotted ALOHA).
+//!
+//! Ethernet at 10 Mb/s: a frame of B bytes takes 8B/10⁷ s; a collision occupies one slot (51.2 µs, detection
+//! and the 32-bit jam) and every transmission is followed by the 96-bit inter-frame gap (9.6 µs). Stations are
+//! 1-persistent: whoever is ready when the channel goes idle sends.
+
+use rand::RngExt;
+use rand_distr::{Distribution, Poisson};
+
+use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, RunSettings, Section};
+use super::{SimModel, Value};
+use crate::engine::{SimDuration, SimRng, SimTime, sim_rng};
+use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use crate::policy::{BackoffMemory, BackoffParams, RetryAfterPolicy, RetryDecision, RetryPolicy, Strategy};
+
+/// The shared-channel model (scenario `kind = "channel"`).
+pub struct Channel;
+
+/// 10 Mb/s: 100 ns per bit.
+const NANOS_PER_BIT: u64 = 100;
+/// 802.3 inter-frame gap: 96 bit times.
+const INTER_FRAME_GAP: SimDuration = SimDuration::from_nanos(96 * NANOS_PER_BIT);
+
+const CHANNEL_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        section: Section::Model,
+        key: "protocol",
+        kind: ParamKind::Choice(&["pure-aloha", "slotted-aloha", "ethernet", "ideal"]),
+        default: ParamDefault::Value(Value::Choice("slotted-aloha")),
+        help: "pure-aloha, slotted-aloha, ethernet (CSMA/CD) or ideal (Metcalfe & Boggs contention)",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "population",
+        kind: ParamKind::Choice(&["infinite", "saturated", "poisson"]),
+        default: ParamDefault::Value(Value::Choice("infinite")),
+        help: "infinite (Poisson attempts at G per slot), saturated (stations always ready) or poisson arrivals",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "load",
+        kind: ParamKind::Real { min: 0.0, max: 1e6 },
+        default: ParamDefault::Value(Value::Real(1.0)),
+        help: "G: attempts per slot (infinite), or N·p for saturated slotted ALOHA (> 0)",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "stations",
+        kind: ParamKind::Count { min: 1, max: 1_000_000 },
+        default: ParamDefault::Value(Value::Count(2)),
+        help: "stations sharing the channel (saturated and poisson populations)",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "arrival_rate",
+        kind: ParamKind::Real { min: 0.0, max: 1e6 },
+        default: ParamDefault::Value(Value::Real(0.5)),
+        help: "poisson: new frames per slot, all stations together",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "queue_limit",
+        kind: ParamKind::Count { min: 1, max: 100_000_000 },
+        default: ParamDefault::Unset,
+        help: "poisson: frames a station can hold; more are dropped (unset: unlimited)",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "slot_time",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_nanos(51_200))),
+        help: "the slot (ALOHA: one frame time; 802.3 at 10 Mb/s: 512 bit times = 51.2us)",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "frame_bytes",
+        kind: ParamKind::Count { min: 64, max: 1518 },
+        default: ParamDefault::Value(Value::Count(512)),
+        help: "Ethernet and ideal: frame size, 64 to 1518 bytes",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "slots",
+        kind: ParamKind::Count { min: 1, max: 10_000_000_000 },
+        default: ParamDefault::Value(Value::Count(100_000)),
+        help: "run length in slots",
+    },
+];
+
+const CHANNEL_CLIENT_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        section: Section::Client,
+        key: "strategy",
+        kind: ParamKind::Choice(Strategy::NAMES),
+        default: ParamDefault::Value(Value::Choice("ethernet-beb")),
+        help: "backoff after a collision, in slots (the slot is the strategy's base)",
+    },
+    ParamSpec {
+        section: Section::Client,
+        key: "max_attempts",
+        kind: ParamKind::Count { min: 1, max: u32::MAX as i64 },
+        default: ParamDefault::Value(Value::Count(16)),
+        help: "attempts per frame before it is dropped (802.3: 16)",
+    },
+    ParamSpec {
+        section: Section::Client,
+        key: "cap",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_secs(3600))),
+        help: "no backoff is longer than this",
+    },
+];
+
+mod metric {
+    pub const THROUGHPUT: usize = 0;
+    pub const OFFERED_LOAD: usize = 1;
+    pub const COLLISIONS: usize = 2;
+    pub const SUCCESSES: usize = 3;
+    pub const ATTEMPTS: usize = 4;
+    pub const DROPS: usize = 5;
+    pub const ACCESS_DELAY_P50_MS: usize = 6;
+    pub const ACCESS_DELAY_P99_MS: usize = 7;
+    pub const FAIRNESS: usize = 8;
+    pub const TOP_SHARE: usize = 9;
+    pub const FIRST_SUCCESS_COLLISIONS: usize = 10;
+    pub const BACKLOG_MEAN: usize = 11;
+    pub const EVENTS: usize = 12;
+    pub const COUNT: usize = 13;
+}
+
+mod series {
+    pub const SUCCESSES: usize = 0;
+    pub const COLLISIONS: usize = 1;
+    pub const COUNTED: usize = 2;
+    pub const TOP_SHARE: usize = 2;
+    pub const BACKLOG: usize = 3;
+    pub const COUNT: usize = 4;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    PureAloha,
+    SlottedAloha,
+    Ethernet,
+    Ideal,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Population {
+    Infinite,
+    Saturated,
+    Poisson,
+}
+
+/// Typed parameters of one point.
+#[derive(Clone, Debug)]
+pub struct ChannelConfig {
+    pub protocol: Protocol,
+    pub population: Population,
+    pub load: f64,
+    pub stations: u32,
+    pub arrival_rate: f64,
+    pub queue_limit: Option<u32>,
+    pub slot: SimDuration,
+    /// Ethernet and ideal: one frame's transmission time at 10 Mb/s.
+    pub frame: SimDuration,
+    pub slots: u64,
+    pub retry: RetryPolicy,
+}
+
+impl SimModel for Channel {
+    const KIND: &'static str = "channel";
+    const ABOUT: &'static str = "a shared channel: pure and slotted ALOHA, Ethernet CSMA/CD with backoff, ideal contention";
+    const PARAMS: &'static [&'static [ParamSpec]] = &[CHANNEL_PARAMS, CHANNEL_CLIENT_PARAMS];
+    const METRICS: &'static [MetricSpec] = &[
+        MetricSpec { name: "throughput", help: "S: fraction of time carrying successful frames" },
+        MetricSpec { name: "offered_load", help: "G: transmission attempts per slot (ALOHA) or per frame time" },
+        MetricSpec { name: "collisions", help: "collisions per successful frame" },
+        MetricSpec { name: "successes", help: "frames delivered" },
+        MetricSpec { name: "attempts", help: "transmissions started" },
+        MetricSpec { name: "drops", help: "frames dropped: attempts exhausted or a full station queue" },
+        MetricSpec { name: "access_delay_p50_ms", help: "median time from a frame's turn (or arrival) to its delivery" },
+        MetricSpec { name: "access_delay_p99_ms", help: "99th percentile of access delay" },
+        MetricSpec { name: "fairness", help: "Jain's index of the stations' successes: 1 = equal shares, 1/N = one hog" },
+        MetricSpec {
+            name: "top_share",
+            help: "the busiest station's share of each timeline bucket's successes, averaged over busy buckets",
+        },
+        MetricSpec { name: "first_success_collisions", help: "collisions before the first success of the run" },
+        MetricSpec { name: "backlog_mean", help: "poisson: frames waiting, averaged over slots" },
+        MetricSpec { name: "events", help: "channel events: slots, transmissions or idle-to-busy changes" },
+    ];
+    /// `top_share`: the busiest station's share of the bucket's successes (1 when one station hogs the channel).
+    const TIMELINE: &'static [&'static str] = &["successes", "collisions", "top_share", "backlog"];
+    const DEFAULT_CHART_METRICS: &'static [&'static str] = &["throughput", "collisions"];
+
+    type Config = ChannelConfig;
+
+    fn configure(point: &Point) -> Result<ChannelConfig, ParamError> {
+        let protocol = match point.choice("protocol")? {
+            "pure-aloha" => Protocol::PureAloha,
+            "slotted-aloha" => Protocol::SlottedAloha,
+            "ethernet" => Protocol::Ethernet,
+            _ => Protocol::Ideal,
+        };
+        let population = match point.choice("population")? {
+            "infinite" => Population::Infinite,
+            "saturated" => Population::Saturated,
+            _ => Population::Poisson,
+        };
+        let supported = matches!(
+            (protocol, population),
+            (Protocol::PureAloha, Population::Infinite)
+                | (Protocol::SlottedAloha, _)
+                | (Protocol::Ethernet | Protocol::Ideal, Population::Saturated)
+        );
+        if !supported {
+            return Err(ParamError {
+                key: "population",
+                message: "pure-aloha takes the infinite population; ethernet and ideal take saturated stations".into(),
+            });
+        }
+        let load = point.real("load")?;
+        if load <= 0.0 {
+            return Err(ParamError { key: "load", message: "G must be greater than 0".into() });
+        }
+        let stations = point.count("stations")? as u32;
+        if protocol == Protocol::SlottedAloha && population == Population::Saturated && load > f64::from(stations) {
+            return Err(ParamError {
+                key: "load",
+                message: format!("saturated stations send with probability G/N, so G may not exceed N = {stations}"),
+            });
+        }
+        let slot = point.duration("slot_time")?;
+        if slot.is_zero() {
+            return Err(ParamError { key: "slot_time", message: "must be longer than 0".into() });
+        }
+        let frame = SimDuration::from_nanos(point.count("frame_bytes")? as u64 * 8 * NANOS_PER_BIT);
+        let strategy = Strategy::from_name(point.choice("strategy")?).unwrap_or(Strategy::EthernetBeb);
+        let cap = point.duration("cap")?;
+        if cap < slot {
+            return Err(ParamError { key: "cap", message: format!("cap ({cap}) must be at least one slot ({slot})") });
+        }
+        Ok(ChannelConfig {
+            protocol,
+            population,
+            load,
+            stations,
+            arrival_rate: point.real("arrival_rate")?,
+            queue_limit: point.optional_count("queue_limit")?.map(|n| n as u32),
+            slot,
+            frame,
+            slots: point.count("slots")? as u64,
+            retry: RetryPolicy {
+                strategy,
+                backoff: BackoffParams { base: slot, cap, multiplier: 2.0 },
+                max_attempts: Some(point.count("max_attempts")? as u32),
+                deadline: None,
+                retry_after: RetryAfterPolicy::Ignore,
+            },
+        })
+    }
+
+    fn simulate(config: &ChannelConfig, run: RunSettings) -> RunOutput {
+        let mut sim = ChannelRun::new(config, sim_rng(run.seed), run.bucket);
+        match (config.protocol, config.population) {
+            (Protocol::PureAloha, _) => sim.pure_aloha(),
+            (Protocol::SlottedAloha, Population::Infinite) => sim.slotted_infinite(),
+            (Protocol::SlottedAloha, Population::Saturated) => sim.slotted_saturated(),
+            (Protocol::SlottedAloha, Population::Poisson) => sim.slotted_stations(),
+            (Protocol::Ethernet, _) => sim.ethernet(),
+            (Protocol::Ideal, _) => sim.ideal(),
+        }
+        sim.finish()
+    }
+
+    fn theory(config: &ChannelConfig, metric: &str, x_key: &str, x: f64) -> Option<f64> {
+        if metric != "throughput" {
+            return None;
+        }
+        match (config.protocol, config.population, x_key) {
+            (Protocol::PureAloha, _, "load") => Some(x * (-2.0 * x).exp()),
+            (Protocol::SlottedAloha, Population::Infinite, "load") => Some(x * (-x).exp()),
+            (Protocol::SlottedAloha, Population::Saturated, "load") => {
+                let n = f64::from(config.stations);
+                Some(x * (1.0 - x / n).powf(n - 1.0))
+            }
+            (Protocol::Ideal, _, "stations") => Some(metcalfe_boggs_efficiency(x, config.frame, config.slot)),
+            _ => None,
+        }
+    }
+}
+
+/// Metcalfe & Boggs (1976): with Q stations each sending with probability 1/Q per contention slot,
+/// A = (1 − 1/Q)^(Q−1), W = (1 − A)/A slots of contention per packet, E = P/(P + W·T).
+pub fn metcalfe_boggs_efficiency(q: f64, frame: SimDuration, slot: SimDuration) -> f64 {
+    let acquire = if q <= 1.0 { 1.0 } else { (1.0 - 1.0 / q).powf(q - 1.0) };
+    let wait_slots = (1.0 - acquire) / acquire;
+    let packet = frame.as_nanos_f64();
+    packet / (packet + wait_slots * slot.as_nanos_f64())
+}
+
+/// The state of one replicate.
+struct ChannelRun<'a> {
+    config: &'a ChannelConfig,
+    rng: SimRng,
+    busy_nanos: f64,
+    end: SimTime,
+    attempts: u64,
+    successes: u64,
+    collisions: u64,
+    drops: u64,
+    first_success_collisions: Option<u64>,
+    events: u64,
+    backlog_slot_sum: f64,
+    per_station: Vec<u64>,
+    access_delay: LatencyHistogram,
+    timeline: [BucketCounter; series::COUNTED],
+    backlog: BucketMax,
+    /// Per station, successes in the current timeline bucket; flushed into `top_share` when the bucket ends.
+    bucket_successes: Vec<u32>,
+    current_bucket: u64,
+    top_share: Vec<f64>,
+}
+
+impl<'a> ChannelRun<'a> {
+    fn new(config: &'a ChannelConfig, rng: SimRng, bucket: SimDuration) -> Self {
+        ChannelRun {
+            config,
+            rng,
+            busy_nanos: 0.0,
+            end: SimTime::ZERO,
+            attempts: 0,
+            successes: 0,
+            collisions: 0,
+            drops: 0,
+            first_success_collisions: None,
+            events: 0,
+            backlog_slot_sum: 0.0,
+            per_station: vec![0; config.stations as usize],
+            access_delay: LatencyHistogram::default(),
+            timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
+            backlog: BucketMax::new(bucket),
+            bucket_successes: vec![0; config.stations as usize],
+            current_bucket: 0,
+            top_share: Vec::new(),
+        }
+    }
+
+    /// Closes timeline buckets up to the one holding `at`, recording each one's top station share.
+    fn flush_share(&mut self, at: SimTime) {
+        let bucket = at.as_nanos() / self.timeline[series::SUCCESSES].width().as_nanos();
+        while self.current_bucket < bucket {
+            let total: u32 = self.bucket_successes.iter().sum();
+            let top = self.bucket_successes.iter().copied().max().unwrap_or(0);
+            self.top_share.push(if total == 0 { 0.0 } else { f64::from(top) / f64::from(total) });
+            self.bucket_successes.iter_mut().for_each(|count| *count = 0);
+            self.current_bucket += 1;
+        }
+    }
+
+    fn slot_start(&self, slot: u64) -> SimTime {
+        SimTime::from_nanos(slot.saturating_mul(self.config.slot.as_nanos()))
+    }
+
+    fn success(&mut self, at: SimTime, station: Option<u32>, carried: SimDuration) {
+        self.successes += 1;
+        self.busy_nanos += carried.as_nanos_f64();
+        self.first_success_collisions.get_or_insert(self.collisions);
+        self.timeline[series::SUCCESSES].record(at);
+        if let Some(station) = station {
+            self.per_station[station as usize] += 1;
+            self.flush_share(at);
+            self.bucket_successes[station as usize] += 1;
+        }
+    }
+
+    fn collision(&mut self, at: SimTime) {
+        self.collisions += 1;
+        self.timeline[series::COLLISIONS].record(at);
+    }
+
+    /// Pure ALOHA, infinite population: transmissions start as a Poisson stream of G per frame time T; one
+    /// succeeds iff no other starts within T before or after it (a vulnerable period of 2T).
+    fn pure_aloha(&mut self) {
+        let frame = self.config.slot.as_nanos_f64();
+        let horizon = self.config.slots as f64 * frame;
+        let rate = self.config.load / frame;
+        let next_start = |rng: &mut SimRng, from: f64| from - (1.0 - rng.random::<f64>()).ln() / rate;
+        let (mut previous, mut current) = (f64::NEG_INFINITY, next_start(&mut self.rng, 0.0));
+        let mut in_overlap = false;
+        while current < horizon {
+            let next = next_start(&mut self.rng, current);
+            self.attempts += 1;
+            self.events += 1;
+            let at = SimTime::from_nanos(current as u64);
+            let clear_before = current - previous >= frame;
+            let clear_after = next - current >= frame;
+            if clear_before && clear_after {
+                self.success(at, None, self.config.slot);
+            }
+            // A collision episode is a chain of overlapping transmissions; count it once, when it starts.
+            if !clear_after && !in_overlap {
+                self.collision(at);
+            }
+            in_overlap = !clear_after;
+            (previous, current) = (current, next);
+        }
+        self.end = SimTime::from_nanos(horizon as u64);
+    }
+
+    /// Slotted ALOHA, infinite population: each slot carries K ~ Poisson(G) transmissions and succeeds iff K = 1.
+    fn slotted_infinite(&mut self) {
+        let arrivals = Poisson::new(self.config.load).expect("load > 0 is validated");
+        for slot in 0..self.config.slots {
+            let at = self.slot_start(slot);
+            let sent = arrivals.sample(&mut self.rng) as u64;
+            self.events += 1;
+            self.attempts += sent;
+            match sent {
+                0 => {}
+                1 => self.success(at, None, self.config.slot),
+                _ => self.collision(at),
+            }
+        }
+        self.end = self.slot_start(self.config.slots);
+    }
+
+    /// Slotted ALOHA with N saturated stations, each sending with probability p = G/N in every slot.
+    fn slotted_saturated(&mut self) {
+        let p = self.config.load / f64::from(self.config.stations);
+        for slot in 0..self.config.slots {
+            let at = self.slot_start(slot);
+            self.events += 1;
+            let (mut sent, mut sender) = (0_u32, 0_u32);
+            for station in 0..self.config.stations {
+                if self.rng.random::<f64>() < p {
+                    sent += 1;
+                    sender = station;
+                }
+            }
+            self.attempts += u64::from(sent);
+            match sent {
+                0 => {}
+                1 => self.success(at, Some(sender), self.config.slot),
+                _ => self.collision(at),
+            }
+        }
+        self.end = self.slot_start(self.config.slots);
+    }
+
+    /// Slotted ALOHA with N stations, Poisson arrivals and per-station queues; a station whose frame collided
+    /// waits `floor(backoff / slot)` slots (from the `[client]` strategy) before the next try.
+    fn slotted_stations(&mut self) {
+        let n = self.config.stations as usize;
+        let mut queues: Vec<std::collections::VecDeque<u64>> = vec![std::collections::VecDeque::new(); n];
+        let mut failed = vec![0_u32; n];
+        let mut ready_slot = vec![0_u64; n];
+        let mut memory = vec![BackoffMemory::default(); n];
+        let arrivals = (self.config.arrival_rate > 0.0).then(|| Poisson::new(self.config.arrival_rate).expect("rate > 0"));
+        let slot_nanos = self.config.slot.as_nanos();
+        let mut backlog = 0_u64;
+        let mut senders = Vec::with_capacity(n);
+        for slot in 0..self.config.slots {
+            let at = self.slot_start(slot);
+            self.events += 1;
+            if let Some(arrivals) = &arrivals {
+                for _ in 0..arrivals.sample(&mut self.rng) as u64 {
+                    let station = self.rng.random_range(0..n);
+                    if self.config.queue_limit.is_some_and(|limit| queues[station].len() >= limit as usize) {
+                        self.drops += 1;
+                    } else {
+                        if queues[station].is_empty() {
+                            ready_slot[station] = slot;
+                        }
+                        queues[station].push_back(slot);
+                        backlog += 1;
+                    }
+                }
+            }
+            senders.clear();
+            senders.extend((0..n).filter(|&s| !queues[s].is_empty() && ready_slot[s] <= slot));
+            self.attempts += senders.len() as u64;
+            if senders.len() == 1 {
+                let station = senders[0];
+                let arrived = queues[station].pop_front().unwrap_or(slot);
+                backlog -= 1;
+                failed[station] = 0;
+                ready_slot[station] = slot + 1;
+                self.access_delay.record(SimDuration::from_nanos((slot + 1 - arrived) * slot_nanos));
+                self.success(at, Some(station as u32), self.config.slot);
+            } else if senders.len() > 1 {
+                self.collision(at);
+                for &station in &senders {
+                    failed[station] += 1;
+                    let decision = self.config.retry.after_failure(
+                        failed[station],
+                        SimDuration::ZERO,
+                        None,
+                        &mut memory[station],
+                        &mut self.rng,
+                    );
+                    match decision {
+                        RetryDecision::RetryAfter(sleep) => ready_slot[station] = slot + 1 + sleep.as_nanos() / slot_nanos,
+                        RetryDecision::GiveUp(_) => {
+                            queues[station].pop_front();
+                            backlog -= 1;
+                            self.drops += 1;
+                            failed[station] = 0;
+                            ready_slot[station] = slot + 1;
+                        }
+                    }
+                }
+            }
+            self.backlog_slot_sum += backlog as f64;
+            self.backlog.record(at, backlog.min(u64::from(u32::MAX)) as u32);
+        }
+        self.end = self.slot_start(self.config.slots);
+    }
+
+    /// Ethernet CSMA/CD with saturated stations: when the channel goes idle, every station whose backoff has
+    /// expired sends; one sender is a success (frame + gap), several collide (one slot + gap) and back off.
+    fn ethernet(&mut self) {
+        let n = self.config.stations as usize;
+        let horizon = self.slot_start(self.config.slots);
+        let mut ready = vec![SimTime::ZERO; n];
+        let mut turn_started = vec![SimTime::ZERO; n];
+        let mut failed = vec![0_u32; n];
+        let mut memory = vec![BackoffMemory::default(); n];
+        let mut senders = Vec::with_capacity(n);
+        let mut now = SimTime::ZERO;
+        while now < horizon {
+            self.events += 1;
+            senders.clear();
+            senders.extend((0..n).filter(|&s| ready[s] <= now));
+            if senders.is_empty() {
+                now = ready.iter().copied().min().unwrap_or(horizon);
+                continue;
+            }
+            self.attempts += senders.len() as u64;
+            if let [station] = senders[..] {
+                let done = now + self.config.frame;
+                self.access_delay.record(done - turn_started[station]);
+                self.success(now, Some(station as u32), self.config.frame);
+                now = done + INTER_FRAME_GAP;
+                failed[station] = 0;
+                ready[station] = now;
+                turn_started[station] = now;
+            } else {
+                self.collision(now);
+                let after = now + self.config.slot + INTER_FRAME_GAP;
+                for &station in &senders {
+                    failed[station] += 1;
+                    let decision =
+                        self.config.retry.after_failure(failed[station], SimDuration::ZERO, None, &mut memory[station], &mut self.rng);
+                    match decision {
+                        RetryDecision::RetryAfter(sleep) => ready[station] = after + sleep,
+                        RetryDecision::GiveUp(_) => {
+                            self.drops += 1;
+                            failed[station] = 0;
+                            ready[station] = after;
+                            turn_started[station] = after;
+                        }
+                    }
+                }
+                now = after;
+            }
+        }
+        self.end = now;
+    }
+
+    /// Metcalfe & Boggs's ideal contention: Q saturated stations each send with probability 1/Q per contention
+    /// slot; one sender holds the channel for a frame, otherwise the slot is lost.
+    fn ideal(&mut self) {
+        let q = self.config.stations;
+        let p = 1.0 / f64::from(q);
+        let horizon = self.slot_start(self.config.slots);
+        let mut now = SimTime::ZERO;
+        while now < horizon {
+            self.events += 1;
+            let (mut sent, mut sender) = (0_u32, 0_u32);
+            for station in 0..q {
+                if self.rng.random::<f64>() < p {
+                    sent += 1;
+                    sender = station;
+                }
+            }
+            self.attempts += u64::from(sent);
+            if sent == 1 {
+                self.success(now, Some(sender), self.config.frame);
+                now += self.config.frame;
+            } else {
+                if sent > 1 {
+                    self.collision(now);
+                }
+                now += self.config.slot;
+            }
+        }
+        self.end = now;
+    }
+
+    fn finish(mut self) -> RunOutput {
+        if matches!(self.config.population, Population::Saturated | Population::Poisson) {
+            let end = self.end + self.timeline[series::SUCCESSES].width();
+            self.flush_share(end);
+        }
+        let end_nanos = self.end.as_nanos() as f64;
+        let slots_elapsed = end_nanos / self.config.slot.as_nanos_f64();
+        let mut metrics = vec![0.0; metric::COUNT];
+        metrics[metric::THROUGHPUT] = if end_nanos > 0.0 { self.busy_nanos / end_nanos } else { f64::NAN };
+        metrics[metric::OFFERED_LOAD] = match self.config.protocol {
+            Protocol::PureAloha | Protocol::SlottedAloha => self.attempts as f64 / slots_elapsed,
+            Protocol::Ethernet | Protocol::Ideal => self.attempts as f64 / (end_nanos / self.config.frame.as_nanos_f64()),
+        };
+        metrics[metric::COLLISIONS] =
+            if self.successes == 0 { f64::NAN } else { self.collisions as f64 / self.successes as f64 };
+        metrics[metric::SUCCESSES] = self.successes as f64;
+        metrics[metric::ATTEMPTS] = self.attempts as f64;
+        metrics[metric::DROPS] = self.drops as f64;
+        metrics[metric::ACCESS_DELAY_P50_MS] = self.access_delay.quantile_nanos(0.5) / 1e6;
+        metrics[metric::ACCESS_DELAY_P99_MS] = self.access_delay.quantile_nanos(0.99) / 1e6;
+        let counted = matches!(self.config.population, Population::Saturated | Population::Poisson);
+        let total: f64 = self.per_station.iter().map(|&s| s as f64).sum();
+        let squares: f64 = self.per_station.iter().map(|&s| (s as f64).powi(2)).sum();
+        metrics[metric::FAIRNESS] = if counted && squares > 0.0 {
+            total * total / (self.per_station.len() as f64 * squares)
+        } else {
+            f64::NAN
+        };
+        let busy_buckets: Vec<f64> = self.top_share.iter().copied().filter(|share| *share > 0.0).collect();
+        metrics[metric::TOP_SHARE] = if counted && !busy_buckets.is_empty() {
+            busy_buckets.iter().sum::<f64>() / busy_buckets.len() as f64
+        } else {
+            f64::NAN
+        };
+        metrics[metric::FIRST_SUCCESS_COLLISIONS] = self.first_success_collisions.map_or(f64::NAN, |c| c as f64);
+        metrics[metric::BACKLOG_MEAN] = if self.config.population == Population::Poisson {
+            self.backlog_slot_sum / self.config.slots as f64
+        } else {
+            f64::NAN
+        };
+        metrics[metric::EVENTS] = self.events as f64;
+        let counted_len = self.timeline.iter().map(|c| c.counts().len()).max().unwrap_or(0);
+        let buckets = counted_len.max(self.backlog.maxima().len());
+        let mut timeline = vec![0.0; buckets * series::COUNT];
+        for (bucket, &share) in self.top_share.iter().enumerate().take(buckets) {
+            timeline[bucket * series::COUNT + series::TOP_SHARE] = share;
+        }
+        for (index, counter) in self.timeline.iter().enumerate() {
+            for (bucket, &count) in counter.counts().iter().enumerate() {
+                timeline[bucket * series::COUNT + index] = f64::from(count);
+            }
+        }
+        for (bucket, &level) in self.backlog.maxima().iter().enumerate() {
+            timeline[bucket * series::COUNT + series::BACKLOG] = f64::from(level);
+        }
+        RunOutput { metrics, timeline, events: self.events, ..RunOutput::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests;

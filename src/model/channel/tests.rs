@@ -1,0 +1,156 @@
+//! The shared channel against its anchors (ANCHORS.md, "Shared channel"). Each estimate comes from independent
+//! replicates; the analytic value must lie inside the 99% confidence interval, and the 95% interval must be
+//! tighter than the stated tolerance.
+
+use super::*;
+use crate::model::ModelKind;
+use crate::stats::{Estimate, t_975};
+
+const BUCKET: SimDuration = SimDuration::from_millis(100);
+const REPLICATES: u64 = 20;
+/// Student's t, 99.5% quantile, 19 degrees of freedom.
+const T_995_DF19: f64 = 2.860935;
+
+fn config(changes: &[(&str, Value)]) -> ChannelConfig {
+    Channel::configure(&ModelKind::Channel.point_with(changes)).unwrap()
+}
+
+fn estimate(config: &ChannelConfig, metric: usize) -> Estimate {
+    let values: Vec<f64> =
+        (0..REPLICATES).map(|seed| Channel::simulate(config, RunSettings::new(seed, BUCKET)).metrics[metric]).collect();
+    Estimate::of(&values)
+}
+
+fn assert_matches(what: &str, estimate: Estimate, theory: f64, tolerance: f64) {
+    let ci99 = estimate.ci95 / t_975(REPLICATES as usize - 1) * T_995_DF19;
+    assert!((estimate.mean - theory).abs() <= ci99, "{what}: {} ± {ci99} (99% CI) misses {theory}", estimate.mean);
+    assert!(estimate.ci95 <= tolerance, "{what}: 95% CI ±{} is wider than {tolerance}", estimate.ci95);
+}
+
+fn choice(name: &'static str) -> Value {
+    Value::Choice(name)
+}
+
+#[test]
+fn pure_aloha_peaks_at_one_over_2e() {
+    // S = G·e^(−2G); at G = 0.5, 1/(2e) = 0.183940. 20 × 10^5 frame times.
+    for g in [0.25, 0.5, 1.5] {
+        let c = config(&[("protocol", choice("pure-aloha")), ("load", Value::Real(g))]);
+        assert_matches(&format!("pure S at G={g}"), estimate(&c, metric::THROUGHPUT), g * (-2.0 * g).exp(), 0.003);
+    }
+    let c = config(&[("protocol", choice("pure-aloha")), ("load", Value::Real(0.5))]);
+    assert_matches("pure max", estimate(&c, metric::THROUGHPUT), 0.183940, 0.003);
+    assert_matches("pure G", estimate(&c, metric::OFFERED_LOAD), 0.5, 0.01);
+}
+
+#[test]
+fn slotted_aloha_peaks_at_one_over_e() {
+    // S = G·e^(−G); at G = 1, 1/e = 0.367879.
+    for g in [0.3, 1.0, 2.5] {
+        let c = config(&[("load", Value::Real(g))]);
+        assert_matches(&format!("slotted S at G={g}"), estimate(&c, metric::THROUGHPUT), g * (-g).exp(), 0.003);
+    }
+}
+
+#[test]
+fn finite_slotted_aloha_peaks_at_one_minus_one_over_n_to_the_n_minus_one() {
+    // N stations sending with p = 1/N: S = (1 − 1/N)^(N−1): 0.5 at N = 2, 0.4096 at N = 5, 0.387420 at N = 10.
+    for (n, expected) in [(2, 0.5), (5, 0.4096), (10, 0.387420)] {
+        let c = config(&[("population", choice("saturated")), ("stations", Value::Count(n)), ("load", Value::Real(1.0))]);
+        assert_matches(&format!("finite N={n}"), estimate(&c, metric::THROUGHPUT), expected, 0.003);
+    }
+}
+
+#[test]
+fn ideal_contention_matches_metcalfe_and_boggs() {
+    for (q, bytes) in [(2, 64), (10, 64), (50, 512), (256, 1518)] {
+        let c = config(&[
+            ("protocol", choice("ideal")),
+            ("population", choice("saturated")),
+            ("stations", Value::Count(q)),
+            ("frame_bytes", Value::Count(bytes)),
+        ]);
+        let expected = metcalfe_boggs_efficiency(q as f64, c.frame, c.slot);
+        assert_matches(&format!("ideal Q={q}, {bytes} B"), estimate(&c, metric::THROUGHPUT), expected, 0.004);
+    }
+}
+
+#[test]
+fn two_fresh_stations_need_1_641633_collisions_on_average() {
+    // Both send at t = 0 and collide; after the n-th collision each picks r in {0 … 2^min(n,10) − 1} and they
+    // collide again with probability 2^−min(n,10): E = 1 + 1/2 + 1/8 + 1/64 + … = 1.641633.
+    let c = config(&[("protocol", choice("ethernet")), ("population", choice("saturated")), ("slots", Value::Count(200))]);
+    let values: Vec<f64> = (0..100_000)
+        .map(|seed| Channel::simulate(&c, RunSettings::new(seed, BUCKET)).metrics[metric::FIRST_SUCCESS_COLLISIONS])
+        .collect();
+    let estimate = Estimate::of(&values);
+    let ci99 = estimate.ci95 / 1.959964 * 2.575829;
+    assert!((estimate.mean - 1.641633).abs() <= ci99, "{} ± {ci99}", estimate.mean);
+    assert!(estimate.ci95 < 0.01);
+}
+
+#[test]
+fn a_station_that_keeps_colliding_drops_its_frame_after_exactly_16_attempts() {
+    // With no backoff two saturated stations collide forever: every 16 collisions both drop their frames.
+    let c = config(&[
+        ("protocol", choice("ethernet")),
+        ("population", choice("saturated")),
+        ("strategy", choice("none")),
+        ("slots", Value::Count(1_000)),
+    ]);
+    let m = Channel::simulate(&c, RunSettings::new(1, BUCKET)).metrics;
+    assert_eq!(m[metric::SUCCESSES], 0.0);
+    assert!(m[metric::COLLISIONS].is_nan(), "collisions per success is undefined without successes");
+    // Every transmission is one of the two stations' share of a collision.
+    let collisions = m[metric::ATTEMPTS] / 2.0;
+    assert_eq!(m[metric::DROPS], 2.0 * (collisions / 16.0).floor());
+    assert!(m[metric::DROPS] > 0.0);
+}
+
+#[test]
+fn two_saturated_stations_under_beb_show_the_capture_effect() {
+    // The winner resets its backoff, the loser's keeps growing: over short windows one station hogs the
+    // channel, and one run's shares are far from equal.
+    let c = config(&[
+        ("protocol", choice("ethernet")),
+        ("population", choice("saturated")),
+        ("frame_bytes", Value::Count(64)),
+        ("slots", Value::Count(2_000)),
+    ]);
+    let top = estimate(&c, metric::TOP_SHARE);
+    assert!(top.mean - top.ci95 > 0.7, "the top station takes most of the channel: {top:?}");
+}
+
+#[test]
+fn ethernet_drops_frames_only_after_16_attempts_and_stays_efficient_with_big_frames() {
+    let c = config(&[
+        ("protocol", choice("ethernet")),
+        ("population", choice("saturated")),
+        ("stations", Value::Count(32)),
+        ("frame_bytes", Value::Count(1518)),
+    ]);
+    let throughput = estimate(&c, metric::THROUGHPUT);
+    // Metcalfe & Boggs' ideal contention is an upper bound of sorts; 1518-byte frames keep Ethernet above 80%.
+    assert!(throughput.mean > 0.8 && throughput.mean < 1.0, "{throughput:?}");
+}
+
+#[test]
+fn bad_channel_parameters_are_refused() {
+    let refuse = |changes: &[(&str, Value)], key: &str| {
+        let error = Channel::configure(&ModelKind::Channel.point_with(changes)).err().unwrap();
+        assert_eq!(error.key, key, "{}", error.message);
+    };
+    refuse(&[("load", Value::Real(0.0))], "load");
+    refuse(&[("slot_time", Value::Duration(SimDuration::ZERO))], "slot_time");
+    refuse(&[("protocol", choice("pure-aloha")), ("population", choice("saturated"))], "population");
+    refuse(&[("population", choice("saturated")), ("stations", Value::Count(2)), ("load", Value::Real(3.0))], "load");
+}
+
+#[test]
+fn theory_curves_follow_the_protocol() {
+    let pure = config(&[("protocol", choice("pure-aloha"))]);
+    assert_eq!(Channel::theory(&pure, "throughput", "load", 0.5), Some(0.5 * (-1.0_f64).exp()));
+    let slotted = config(&[]);
+    assert_eq!(Channel::theory(&slotted, "throughput", "load", 1.0), Some((-1.0_f64).exp()));
+    assert_eq!(Channel::theory(&slotted, "collisions", "load", 1.0), None);
+}
