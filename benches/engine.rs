@@ -66,5 +66,34 @@ fn server_events_per_second(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, occ_events_per_second, server_events_per_second);
+/// The shared channel: 10^7 slots of slotted ALOHA at G = 1 (one event per slot), and Ethernet with 32
+/// saturated stations.
+fn channel_events_per_second(c: &mut Criterion) {
+    let bucket = SimDuration::from_millis(100);
+    let mut group = c.benchmark_group("channel");
+    group.sample_size(10);
+    let cases = [
+        ("slotted-aloha/10^7-slots", vec![("slots", Value::Count(10_000_000))]),
+        (
+            "ethernet/32-stations",
+            vec![
+                ("protocol", Value::Choice("ethernet")),
+                ("population", Value::Choice("saturated")),
+                ("stations", Value::Count(32)),
+                ("slots", Value::Count(2_000_000)),
+            ],
+        ),
+    ];
+    for (name, changes) in cases {
+        let config = point(ModelKind::Channel, &changes);
+        let events = config.simulate(RunSettings::new(0, bucket)).events;
+        group.throughput(Throughput::Elements(events));
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(config.simulate(RunSettings::new(black_box(0), bucket)).events))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, occ_events_per_second, server_events_per_second, channel_events_per_second);
 criterion_main!(benches);

@@ -411,3 +411,73 @@ fn server_black_hole_without_a_timeout() {
         .code(2)
         .stderr(predicate::str::contains("model.faults: a black-hole window needs a client `timeout`"));
 }
+
+/// A small channel scenario for the channel model's bad-input cases.
+const CHANNEL: &str = r#"schema_version = 1
+replicates = 2
+
+[model]
+kind = "channel"
+protocol = "ethernet"
+population = "saturated"
+stations = 4
+frame_bytes = 512
+slot_time = "51.2us"
+slots = 1000
+
+[sweep]
+load = [0.5, 1.0]
+"#;
+
+fn assert_bad_channel_input(from: &str, to: &str, expected: &[&str]) {
+    let text = CHANNEL.replace(from, to);
+    assert_ne!(text, CHANNEL, "substitution {from} → {to} changed nothing");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "channel.toml", &text);
+    let out = dir.path().join("out");
+    let assert = retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).assert().code(2);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    for piece in expected {
+        assert!(stderr.contains(piece), "expected {piece:?} in: {stderr}");
+    }
+    assert!(!stderr.contains("panicked") && !out.exists(), "{stderr}");
+}
+
+#[test]
+fn the_channel_scenario_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "channel.toml", CHANNEL);
+    let out = dir.path().join("out");
+    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.starts_with("load,replicates,throughput_mean,"), "{summary}");
+}
+
+#[test]
+fn channel_load_must_be_positive() {
+    assert_bad_channel_input(
+        "load = [0.5, 1.0]",
+        "load = [0.5, 0.0]",
+        &["channel.toml:14:1", "model.load", "greater than 0"],
+    );
+}
+
+#[test]
+fn channel_frame_sizes_stay_within_ethernet_limits() {
+    assert_bad_channel_input(
+        "frame_bytes = 512",
+        "frame_bytes = 1519",
+        &["channel.toml:9:15", "model.frame_bytes", "from 64 to 1518"],
+    );
+    assert_bad_channel_input("frame_bytes = 512", "frame_bytes = 63", &["model.frame_bytes", "out of range"]);
+}
+
+#[test]
+fn channel_needs_stations_and_a_slot() {
+    assert_bad_channel_input("stations = 4", "stations = 0", &["channel.toml:8:12", "model.stations", "out of range"]);
+    assert_bad_channel_input(
+        "slot_time = \"51.2us\"",
+        "slot_time = \"0s\"",
+        &["channel.toml:10:13", "model.slot_time", "longer than 0"],
+    );
+}
