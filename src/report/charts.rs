@@ -294,10 +294,14 @@ fn timeline_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) -> 
     Some(Chart::Panels {
         frame: Frame {
             title: format!("{}: {series_name} per {} bucket{}", scenario.name, scenario.timeline_bucket, focus.at_text),
-            subtitle: format!(
-                "mean over {} replicates, same scale in every panel; sharp peaks are clients retrying in lock-step",
-                scenario.replicates
-            ),
+            subtitle: if series_index == 0 {
+                format!(
+                    "mean over {} replicates, same scale in every panel; sharp peaks are clients retrying in lock-step",
+                    scenario.replicates
+                )
+            } else {
+                format!("mean over {} replicates, same scale in every panel", scenario.replicates)
+            },
             x_label: "time (ms)".into(),
             y_label: format!("{series_name} per bucket"),
         },
