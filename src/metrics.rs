@@ -2,6 +2,10 @@
 
 use crate::engine::{SimDuration, SimTime};
 
+/// The most buckets a timeline keeps (16 MiB of counters a series); later times are not recorded, so a run that
+/// lasts far longer than its bucket width cannot exhaust memory.
+pub const MAX_BUCKETS: usize = 1 << 22;
+
 /// Counts occurrences per fixed-width time bucket (bucket `k` covers `[k·w, (k+1)·w)`).
 /// Grows by whole buckets as time advances, so the per-event cost is an index and an increment.
 #[derive(Clone, Debug)]
@@ -19,6 +23,9 @@ impl BucketCounter {
     #[inline]
     pub fn record(&mut self, at: SimTime) {
         let index = (at.as_nanos() / self.width_nanos) as usize;
+        if index >= MAX_BUCKETS {
+            return;
+        }
         if index >= self.counts.len() {
             self.counts.resize(index + 1, 0);
         }
@@ -62,6 +69,9 @@ impl BucketMax {
     #[inline]
     pub fn record(&mut self, at: SimTime, value: u32) {
         let index = (at.as_nanos() / self.width_nanos) as usize;
+        if index >= MAX_BUCKETS {
+            return;
+        }
         if index >= self.maxima.len() {
             self.maxima.resize(index + 1, 0);
         }

@@ -48,7 +48,7 @@ const CHANNEL_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         section: Section::Model,
         key: "load",
-        kind: ParamKind::Real { min: 0.0, max: 1e6 },
+        kind: ParamKind::Real { min: 0.0, max: 1000.0 },
         default: ParamDefault::Value(Value::Real(1.0)),
         help: "G: attempts per slot (infinite), or N·p for saturated slotted ALOHA (> 0)",
     },
@@ -62,7 +62,7 @@ const CHANNEL_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         section: Section::Model,
         key: "arrival_rate",
-        kind: ParamKind::Real { min: 0.0, max: 1e6 },
+        kind: ParamKind::Real { min: 0.0, max: 1000.0 },
         default: ParamDefault::Value(Value::Real(0.5)),
         help: "poisson: new frames per slot, all stations together",
     },
@@ -271,7 +271,7 @@ impl SimModel for Channel {
     }
 
     fn simulate(config: &ChannelConfig, run: RunSettings) -> RunOutput {
-        let mut sim = ChannelRun::new(config, sim_rng(run.seed), run.bucket);
+        let mut sim = ChannelRun::new(config, sim_rng(run.seed), run.bucket, run.max_events);
         match (config.protocol, config.population) {
             (Protocol::PureAloha, _) => sim.pure_aloha(),
             (Protocol::SlottedAloha, Population::Infinite) => sim.slotted_infinite(),
@@ -321,6 +321,8 @@ struct ChannelRun<'a> {
     drops: u64,
     first_success_collisions: Option<u64>,
     events: u64,
+    max_events: u64,
+    truncated: bool,
     backlog_slot_sum: f64,
     per_station: Vec<u64>,
     access_delay: LatencyHistogram,
@@ -333,7 +335,7 @@ struct ChannelRun<'a> {
 }
 
 impl<'a> ChannelRun<'a> {
-    fn new(config: &'a ChannelConfig, rng: SimRng, bucket: SimDuration) -> Self {
+    fn new(config: &'a ChannelConfig, rng: SimRng, bucket: SimDuration, max_events: u64) -> Self {
         ChannelRun {
             config,
             rng,
@@ -345,6 +347,8 @@ impl<'a> ChannelRun<'a> {
             drops: 0,
             first_success_collisions: None,
             events: 0,
+            max_events,
+            truncated: false,
             backlog_slot_sum: 0.0,
             per_station: vec![0; config.stations as usize],
             access_delay: LatencyHistogram::default(),
@@ -356,9 +360,21 @@ impl<'a> ChannelRun<'a> {
         }
     }
 
+    /// Counts one event; true once the run has used up its events (it is then marked truncated).
+    #[inline]
+    fn out_of_events(&mut self) -> bool {
+        self.events += 1;
+        if self.events > self.max_events {
+            self.events = self.max_events;
+            self.truncated = true;
+        }
+        self.truncated
+    }
+
     /// Closes timeline buckets up to the one holding `at`, recording each one's top station share.
     fn flush_share(&mut self, at: SimTime) {
-        let bucket = at.as_nanos() / self.timeline[series::SUCCESSES].width().as_nanos();
+        let width = self.timeline[series::SUCCESSES].width().as_nanos();
+        let bucket = (at.as_nanos() / width).min(crate::metrics::MAX_BUCKETS as u64);
         while self.current_bucket < bucket {
             let total: u32 = self.bucket_successes.iter().sum();
             let top = self.bucket_successes.iter().copied().max().unwrap_or(0);
@@ -399,9 +415,11 @@ impl<'a> ChannelRun<'a> {
         let (mut previous, mut current) = (f64::NEG_INFINITY, next_start(&mut self.rng, 0.0));
         let mut in_overlap = false;
         while current < horizon {
+            if self.out_of_events() {
+                break;
+            }
             let next = next_start(&mut self.rng, current);
             self.attempts += 1;
-            self.events += 1;
             let at = SimTime::from_nanos(current as u64);
             let clear_before = current - previous >= frame;
             let clear_after = next - current >= frame;
@@ -415,16 +433,18 @@ impl<'a> ChannelRun<'a> {
             in_overlap = !clear_after;
             (previous, current) = (current, next);
         }
-        self.end = SimTime::from_nanos(horizon as u64);
+        self.end = SimTime::from_nanos(horizon.min(current) as u64);
     }
 
     /// Slotted ALOHA, infinite population: each slot carries K ~ Poisson(G) transmissions and succeeds iff K = 1.
     fn slotted_infinite(&mut self) {
         let arrivals = Poisson::new(self.config.load).expect("load > 0 is validated");
         for slot in 0..self.config.slots {
+            if self.out_of_events() {
+                break;
+            }
             let at = self.slot_start(slot);
             let sent = arrivals.sample(&mut self.rng) as u64;
-            self.events += 1;
             self.attempts += sent;
             match sent {
                 0 => {}
@@ -432,15 +452,18 @@ impl<'a> ChannelRun<'a> {
                 _ => self.collision(at),
             }
         }
-        self.end = self.slot_start(self.config.slots);
+        // One event per slot: a truncated run ends at the last slot it simulated.
+        self.end = self.slot_start(self.events.min(self.config.slots));
     }
 
     /// Slotted ALOHA with N saturated stations, each sending with probability p = G/N in every slot.
     fn slotted_saturated(&mut self) {
         let p = self.config.load / f64::from(self.config.stations);
         for slot in 0..self.config.slots {
+            if self.out_of_events() {
+                break;
+            }
             let at = self.slot_start(slot);
-            self.events += 1;
             let (mut sent, mut sender) = (0_u32, 0_u32);
             for station in 0..self.config.stations {
                 if self.rng.random::<f64>() < p {
@@ -455,7 +478,8 @@ impl<'a> ChannelRun<'a> {
                 _ => self.collision(at),
             }
         }
-        self.end = self.slot_start(self.config.slots);
+        // One event per slot: a truncated run ends at the last slot it simulated.
+        self.end = self.slot_start(self.events.min(self.config.slots));
     }
 
     /// Slotted ALOHA with N stations, Poisson arrivals and per-station queues; a station whose frame collided
@@ -471,8 +495,10 @@ impl<'a> ChannelRun<'a> {
         let mut backlog = 0_u64;
         let mut senders = Vec::with_capacity(n);
         for slot in 0..self.config.slots {
+            if self.out_of_events() {
+                break;
+            }
             let at = self.slot_start(slot);
-            self.events += 1;
             if let Some(arrivals) = &arrivals {
                 for _ in 0..arrivals.sample(&mut self.rng) as u64 {
                     let station = self.rng.random_range(0..n);
@@ -524,7 +550,8 @@ impl<'a> ChannelRun<'a> {
             self.backlog_slot_sum += backlog as f64;
             self.backlog.record(at, backlog.min(u64::from(u32::MAX)) as u32);
         }
-        self.end = self.slot_start(self.config.slots);
+        // One event per slot: a truncated run ends at the last slot it simulated.
+        self.end = self.slot_start(self.events.min(self.config.slots));
     }
 
     /// Ethernet CSMA/CD with saturated stations: when the channel goes idle, every station whose backoff has
@@ -539,7 +566,9 @@ impl<'a> ChannelRun<'a> {
         let mut senders = Vec::with_capacity(n);
         let mut now = SimTime::ZERO;
         while now < horizon {
-            self.events += 1;
+            if self.out_of_events() {
+                break;
+            }
             senders.clear();
             senders.extend((0..n).filter(|&s| ready[s] <= now));
             if senders.is_empty() {
@@ -586,7 +615,9 @@ impl<'a> ChannelRun<'a> {
         let horizon = self.slot_start(self.config.slots);
         let mut now = SimTime::ZERO;
         while now < horizon {
-            self.events += 1;
+            if self.out_of_events() {
+                break;
+            }
             let (mut sent, mut sender) = (0_u32, 0_u32);
             for station in 0..q {
                 if self.rng.random::<f64>() < p {
@@ -663,7 +694,7 @@ impl<'a> ChannelRun<'a> {
         for (bucket, &level) in self.backlog.maxima().iter().enumerate() {
             timeline[bucket * series::COUNT + series::BACKLOG] = f64::from(level);
         }
-        RunOutput { metrics, timeline, events: self.events, ..RunOutput::default() }
+        RunOutput { metrics, timeline, events: self.events, truncated: self.truncated, ..RunOutput::default() }
     }
 }
 

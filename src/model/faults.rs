@@ -10,6 +10,9 @@ use crate::engine::{SimTime, parse_duration};
 
 pub const FAULT_SYNTAX: &str = "\"20s..25s black-hole, 40s..50s slowdown x3\": START..END fail-fast | reset | black-hole | slowdown xF, in time order";
 
+/// A larger slowdown stops being a slowdown and becomes an outage: use `black-hole`.
+pub const MAX_SLOWDOWN: f64 = 1000.0;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FaultKind {
     FailFast,
@@ -50,8 +53,12 @@ impl Faults {
                 "reset" => FaultKind::Reset,
                 "black-hole" => FaultKind::BlackHole,
                 other => match other.strip_prefix("slowdown x").map(|f| f.trim().parse::<f64>()) {
-                    Some(Ok(factor)) if factor.is_finite() && factor > 0.0 => FaultKind::Slowdown(factor),
-                    Some(_) => return Err(format!("\"{other}\": the slowdown factor must be a number > 0, like x3")),
+                    Some(Ok(factor)) if factor > 0.0 && factor <= MAX_SLOWDOWN => FaultKind::Slowdown(factor),
+                    Some(_) => {
+                        return Err(format!(
+                            "\"{other}\": the slowdown factor must be a number from 0 to {MAX_SLOWDOWN}, like x3"
+                        ));
+                    }
                     None => {
                         return Err(format!(
                             "unknown fault \"{other}\"; valid: fail-fast, reset, black-hole, slowdown xF"
@@ -115,7 +122,8 @@ mod tests {
             ("25s..20s fail-fast", "ends before it starts"),
             ("20s..30s fail-fast, 25s..40s black-hole", "overlaps"),
             ("20s..30s melt", "unknown fault"),
-            ("20s..30s slowdown x0", "must be a number > 0"),
+            ("20s..30s slowdown x0", "must be a number from 0 to 1000"),
+            ("20s..30s slowdown x1e300", "must be a number from 0 to 1000"),
             ("20s-30s fail-fast", "is not START..END"),
             ("20s..30", "has no kind"),
         ] {

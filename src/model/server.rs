@@ -32,6 +32,9 @@ use crate::policy::{BackoffMemory, Classifier, Response, RetryAfterPolicy, Retry
 /// The contended-server model (scenario `kind = "server"`).
 pub struct Server;
 
+/// The longest Retry-After an answer can carry (`u32` microseconds); the limiter's hints are clamped to it.
+const MAX_RETRY_AFTER: SimDuration = SimDuration::from_secs(3600);
+
 const fn duration_param(section: Section, key: &'static str, default: ParamDefault, help: &'static str) -> ParamSpec {
     ParamSpec { section, key, kind: ParamKind::Duration, default, help }
 }
@@ -256,7 +259,8 @@ mod metric {
     pub const SERVER_ERRORS: usize = 24;
     pub const RECOVERY_MS: usize = 25;
     pub const RECOVERED: usize = 26;
-    pub const COUNT: usize = 27;
+    pub const DEDUPLICATED: usize = 27;
+    pub const COUNT: usize = 28;
 }
 
 /// Timeline series positions.
@@ -348,6 +352,10 @@ impl SimModel for Server {
             help: "time from the trigger's end until goodput is back to ≥ 90% of offered load for good",
         },
         MetricSpec { name: "recovered", help: "1 if goodput recovered before new requests stopped, else 0" },
+        MetricSpec {
+            name: "deduplicated",
+            help: "repeats of a request the server recognised by its idempotency key and did not apply again",
+        },
     ];
     const TIMELINE: &'static [&'static str] = &["calls", "goodput", "offered", "queue_max"];
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
@@ -436,10 +444,24 @@ impl SimModel for Server {
             .optional_duration("trigger_end")?
             .map(|d| SimTime::ZERO + d)
             .or_else(|| faults.windows().last().map(|window| window.end));
-        if let (Some(start), Some(end)) = (point.optional_duration("trigger_start")?, point.optional_duration("trigger_end")?)
+        let trigger_start = point
+            .optional_duration("trigger_start")?
+            .map(|d| SimTime::ZERO + d)
+            .or_else(|| faults.windows().last().map(|window| window.start));
+        if let (Some(start), Some(end)) = (trigger_start, trigger_end)
             && start >= end
         {
-            return Err(ParamError { key: "trigger_end", message: "must be later than trigger_start".into() });
+            return Err(ParamError {
+                key: "trigger_start",
+                message: format!("must be earlier than the trigger's end ({})", end - SimTime::ZERO),
+            });
+        }
+        let overload_retry_after = point.optional_duration("overload_retry_after")?;
+        if overload_retry_after.is_some_and(|hint| hint > MAX_RETRY_AFTER) {
+            return Err(ParamError {
+                key: "overload_retry_after",
+                message: format!("at most {MAX_RETRY_AFTER}: hints travel in whole microseconds in 32 bits"),
+            });
         }
         let mut retry = retry_policy(point)?;
         retry.retry_after = RetryAfterPolicy::from_name(point.choice("retry_after")?).unwrap_or(RetryAfterPolicy::Honour);
@@ -462,11 +484,8 @@ impl SimModel for Server {
             idempotency_keys: point.choice("idempotency_keys")? == "on",
             error_probabilities,
             rate_limit,
-            overload_retry_after: point.optional_duration("overload_retry_after")?,
-            trigger_start: point
-                .optional_duration("trigger_start")?
-                .map(|d| SimTime::ZERO + d)
-                .or_else(|| faults.windows().last().map(|window| window.start)),
+            overload_retry_after,
+            trigger_start,
             faults,
             trigger_end,
             good_within: point.optional_duration("good_within")?.or(timeout).unwrap_or(SimDuration::MAX),
@@ -574,6 +593,9 @@ struct Request {
     at_server: u32,
     /// Times the server applied this request's side effect.
     applied: u32,
+    /// With `on_timeout = "cancel"`: the token of this request's attempt waiting in the queue (0: none). A
+    /// request has at most one such attempt, because its timeout cancels it before a retry is sent.
+    queued_token: u32,
 }
 
 struct ServerRun<'a> {
@@ -583,6 +605,8 @@ struct ServerRun<'a> {
     free_slots: Vec<u32>,
     next_token: u32,
     queue: VecDeque<(u32, u32, SimTime)>,
+    /// Queue entries whose attempts were cancelled (`on_timeout = "cancel"`); they leave when they reach the front.
+    dead_entries: usize,
     busy: u32,
     busy_nanos: f64,
     limiter: Option<TokenBucket>,
@@ -612,6 +636,7 @@ struct Counts {
     throttled: u64,
     server_errors: u64,
     duplicates: u64,
+    deduplicated: u64,
     measured_successes: u64,
 }
 
@@ -624,6 +649,7 @@ impl<'a> ServerRun<'a> {
             free_slots: Vec::with_capacity(1024),
             next_token: 1,
             queue: VecDeque::with_capacity(1024),
+            dead_entries: 0,
             busy: 0,
             busy_nanos: 0.0,
             limiter: config.rate_limit.map(|(rate, burst)| TokenBucket::new(rate, burst)),
@@ -699,10 +725,15 @@ impl<'a> ServerRun<'a> {
         retry_after: Option<SimDuration>,
         scheduler: &mut Scheduler<ServerEvent>,
     ) {
-        let retry_after_us = retry_after.map_or(0, |d| (d.as_nanos().div_ceil(1_000)).clamp(1, u64::from(u32::MAX)) as u32);
+        let retry_after_us = retry_after.map_or(0, |d| d.min(MAX_RETRY_AFTER).as_nanos().div_ceil(1_000).max(1) as u32);
         let delay = self.config.network.sample(&mut self.rng);
         scheduler.schedule_in(delay, ServerEvent::Answer { slot, token, outcome, retry_after_us });
         self.leave_server(slot);
+    }
+
+    /// Attempts waiting in the queue, cancelled ones left out.
+    fn live_queue(&self) -> usize {
+        self.queue.len() - self.dead_entries
     }
 
     fn leave_server(&mut self, slot: u32) {
@@ -823,6 +854,7 @@ impl<'a> ServerRun<'a> {
         metrics[metric::THROTTLED] = counts.throttled as f64;
         metrics[metric::SERVER_ERRORS] = counts.server_errors as f64;
         metrics[metric::DUPLICATES] = counts.duplicates as f64;
+        metrics[metric::DEDUPLICATED] = counts.deduplicated as f64;
         metrics[metric::AMPLIFICATION] = ratio(counts.calls, counts.requests);
         metrics[metric::LATENCY_MEAN_MS] = ms(self.latency.mean_nanos());
         for (index, q) in [
@@ -892,6 +924,10 @@ impl<'a> ServerRun<'a> {
         };
         let done = |bucket: usize| f64::from(self.succeeded_by_send.counts().get(bucket).copied().unwrap_or(0));
         let healthy = |bucket: usize| done(bucket) >= 0.9 * count(series::OFFERED, bucket);
+        if first >= end {
+            // The trigger outlasts the arrivals: there is nothing after it to recover in.
+            return (f64::NAN, f64::NAN);
+        }
         let mut since = end;
         while since > first && healthy(since - 1) {
             since -= 1;
@@ -931,6 +967,10 @@ impl Model for ServerRun<'_> {
             ServerEvent::AttemptArrives { slot, token } => {
                 self.counts.calls += 1;
                 self.timeline[series::CALLS].record(now);
+                if self.config.cancel_on_timeout && !self.is_current(slot, token) {
+                    // The client cancelled this attempt while it was on its way.
+                    return self.leave_server(slot);
+                }
                 match self.config.faults.at(now) {
                     Some(FaultKind::BlackHole) => return self.leave_server(slot),
                     Some(FaultKind::FailFast) => {
@@ -948,9 +988,10 @@ impl Model for ServerRun<'_> {
                     self.answer(slot, token, Outcome::Throttled, Some(wait), scheduler);
                 } else if self.config.workers.is_none_or(|workers| self.busy < workers) {
                     self.start_service(slot, token, now, scheduler);
-                } else if self.config.queue_limit.is_none_or(|limit| (self.queue.len() as u64) < limit) {
+                } else if self.config.queue_limit.is_none_or(|limit| (self.live_queue() as u64) < limit) {
                     self.queue.push_back((slot, token, now));
-                    self.queue_levels.record(now, self.queue.len() as u32);
+                    self.requests[slot as usize].queued_token = token;
+                    self.queue_levels.record(now, self.live_queue() as u32);
                 } else {
                     self.counts.rejected += 1;
                     self.answer(slot, token, Outcome::Overloaded, self.config.overload_retry_after, scheduler);
@@ -963,8 +1004,12 @@ impl Model for ServerRun<'_> {
                     Outcome::Success => {
                         let request = &mut self.requests[slot as usize];
                         request.applied += 1;
-                        if request.applied > 1 && !self.config.idempotency_keys {
-                            self.counts.duplicates += 1;
+                        if request.applied > 1 {
+                            if self.config.idempotency_keys {
+                                self.counts.deduplicated += 1;
+                            } else {
+                                self.counts.duplicates += 1;
+                            }
                         }
                     }
                     Outcome::TransientError | Outcome::DisguisedTransient => self.counts.server_errors += 1,
@@ -972,14 +1017,19 @@ impl Model for ServerRun<'_> {
                 }
                 self.answer(slot, token, outcome, None, scheduler);
                 while let Some((next_slot, next_token, queued_at)) = self.queue.pop_front() {
-                    if self.config.cancel_on_timeout && !self.is_current(next_slot, next_token) {
-                        self.leave_server(next_slot);
-                        continue;
+                    if self.config.cancel_on_timeout {
+                        let request = &mut self.requests[next_slot as usize];
+                        if request.queued_token != next_token {
+                            // Cancelled at its timeout; it already left the server then.
+                            self.dead_entries -= 1;
+                            continue;
+                        }
+                        request.queued_token = 0;
                     }
                     self.start_service(next_slot, next_token, queued_at, scheduler);
                     break;
                 }
-                self.queue_levels.record(now, self.queue.len() as u32);
+                self.queue_levels.record(now, self.live_queue() as u32);
             }
             ServerEvent::Answer { slot, token, outcome, retry_after_us } => {
                 if !self.is_current(slot, token) {
@@ -998,6 +1048,12 @@ impl Model for ServerRun<'_> {
             ServerEvent::Timeout { slot, token } => {
                 if self.is_current(slot, token) {
                     self.counts.timeouts += 1;
+                    if self.config.cancel_on_timeout && self.requests[slot as usize].queued_token == token {
+                        self.requests[slot as usize].queued_token = 0;
+                        self.dead_entries += 1;
+                        self.leave_server(slot);
+                        self.queue_levels.record(now, self.live_queue() as u32);
+                    }
                     self.attempt_failed(slot, None, scheduler);
                 }
             }

@@ -250,6 +250,8 @@ fn retries_after_timeouts_duplicate_side_effects_unless_idempotency_keys_are_on(
     assert_eq!(without[metric::DUPLICATES], 20.0);
     let with = case("on");
     assert_eq!(with[metric::DUPLICATES], 0.0);
+    assert_eq!(with[metric::DEDUPLICATED], 20.0, "the same repeats reach the server and are recognised");
+    assert_eq!(without[metric::DEDUPLICATED], 0.0);
     assert_eq!(with[metric::CALLS], without[metric::CALLS]);
 }
 
@@ -375,4 +377,33 @@ fn connection_resets_are_retried_by_every_classifier() {
     assert!(m[metric::REJECTED] > 100.0, "the window resets a couple of hundred attempts");
     assert_eq!(m[metric::FAILED_PERMANENTLY], 0.0);
     assert_eq!(m[metric::SUCCESS_RATE], 1.0, "every reset is retried until the window closes");
+}
+
+#[test]
+fn cancelled_attempts_free_their_queue_place_at_once() {
+    // One worker busy for 10 s with the first client's attempt, a queue of one place, attempts that time out
+    // after 100 ms and retry 50 ms later. Abandoned, the second client's first attempt holds the place until
+    // the worker takes it at 10 s, so every retry of both clients is rejected (2 × 19). Cancelled, the place is
+    // free again at each timeout and only one of the two retries arriving together is turned away (19).
+    let case = |on_timeout| {
+        run_metrics(
+            &config(&[
+                ("clients", Value::Count(2)),
+                ("workers", Value::Count(1)),
+                ("queue_limit", Value::Count(1)),
+                ("service", Value::Choice("constant")),
+                ("service_mean", ms(10_000)),
+                ("timeout", ms(100)),
+                ("strategy", Value::Choice("constant")),
+                ("base", ms(50)),
+                ("max_attempts", Value::Count(20)),
+                ("on_timeout", Value::Choice(on_timeout)),
+            ]),
+            19,
+        )
+    };
+    let abandon = case("abandon");
+    let cancel = case("cancel");
+    assert_eq!(abandon[metric::REJECTED], 38.0);
+    assert_eq!(cancel[metric::REJECTED], 19.0);
 }

@@ -205,14 +205,14 @@ fn ethernet_beb_draws_whole_slots_from_a_window_that_stops_doubling_at_2_to_the_
 }
 
 #[test]
-fn quadratic_windows_grow_as_n_squared() {
+fn quadratic_windows_grow_as_n_plus_one_squared() {
     let params = BackoffParams { base: SimDuration::from_millis(1), cap: SimDuration::from_secs(1), multiplier: 2.0 };
     let mut rng = sim_rng(22);
     for n in [1_u32, 2, 5, 9] {
         let draws: Vec<f64> = (0..40_000)
             .map(|_| Strategy::Quadratic.delay(&params, n, &mut BackoffMemory::default(), &mut rng).as_millis_f64())
             .collect();
-        let window = f64::from(n * n);
+        let window = f64::from((n + 1) * (n + 1));
         assert!(draws.iter().all(|&d| d < window));
         assert_mean_near(&draws, (window - 1.0) / 2.0, &format!("quadratic n={n}"));
     }
