@@ -3,6 +3,7 @@
 
 pub mod backoff;
 mod classify;
+pub mod limiters;
 mod retry;
 mod token_bucket;
 

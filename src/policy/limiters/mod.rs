@@ -1,0 +1,50 @@
+//! Retry limiters as real systems ship them: they decide whether a client may retry at all, whatever its
+//! backoff says. Each keeps per-client state and sees every result; pure values, no engine.
+//!
+//! The protocol: before each retry the client asks [`RetryLimiter::acquire_retry`], which may spend tokens and
+//! answers with a [`Permit`] or `None` (do not retry); after every attempt it reports the [`Outcome`], passing
+//! back the permit the attempt was made with, if any (AWS refunds a successful retry's cost).
+
+mod aws_quota;
+mod circuit_breaker;
+mod grpc_throttle;
+mod retry_budget;
+mod token_bucket_deposit;
+
+pub use aws_quota::AwsRetryQuota;
+pub use circuit_breaker::{BreakerState, CircuitBreaker};
+pub use grpc_throttle::GrpcThrottle;
+pub use retry_budget::RetryBudget;
+pub use token_bucket_deposit::{DepositRule, RetryTokenBucket};
+
+use crate::engine::SimTime;
+
+/// Permission to make one retry, and what it cost (returned on success by limiters that refund).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Permit {
+    pub cost: f64,
+}
+
+/// What one attempt came to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outcome {
+    pub succeeded: bool,
+    /// The attempt failed by timing out (AWS charges more for retrying those).
+    pub timed_out: bool,
+    /// The permit this attempt was made with: `None` for a first try.
+    pub permit: Option<Permit>,
+}
+
+impl Outcome {
+    pub fn first_try(succeeded: bool) -> Self {
+        Outcome { succeeded, timed_out: false, permit: None }
+    }
+}
+
+/// One client's retry limiter.
+pub trait RetryLimiter {
+    /// May the client retry now? `after_timeout` says whether the failed attempt timed out.
+    fn acquire_retry(&mut self, now: SimTime, after_timeout: bool) -> Option<Permit>;
+    /// Every attempt's result, first tries included.
+    fn record(&mut self, now: SimTime, outcome: Outcome);
+}
