@@ -143,6 +143,7 @@ register_models! {
     occ::Occ => Occ,
     server::Server => Server,
     channel::Channel => Channel,
+    layers::Layers => Layers,
 }
 
 impl ModelKind {
