@@ -132,23 +132,28 @@ fn help_shows_examples() {
         .stdout(predicate::str::contains("retrylab run scenarios/aws-jitter-2015.toml"));
 }
 
-/// Runs `run` on a scenario made from SMALL with one substitution, and checks the failure.
-fn assert_bad_input(from: &str, to: &str, expected: &[&str]) {
-    let text = SMALL.replace(from, to);
-    assert_ne!(text, SMALL, "substitution {from} → {to} changed nothing");
+/// Runs `run` on a scenario made from `base` with one substitution, saved as `name`, and checks the failure:
+/// exit code 2, one `Error:` line naming the file and containing every `expected` piece, no panic, no output.
+fn assert_refused(base: &str, name: &str, from: &str, to: &str, expected: &[&str]) {
+    let text = base.replace(from, to);
+    assert_ne!(text, base, "substitution {from} → {to} changed nothing");
     let dir = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(dir.path(), "bad.toml", &text);
+    let scenario = write_scenario(dir.path(), name, &text);
     let out = dir.path().join("out");
     let assert = retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).assert().code(2);
     let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
     assert!(stderr.starts_with("Error: "), "{stderr}");
-    assert!(stderr.contains("bad.toml:"), "names the file: {stderr}");
+    assert!(stderr.contains(&format!("{name}:")), "names the file: {stderr}");
     for piece in expected {
         assert!(stderr.contains(piece), "expected {piece:?} in: {stderr}");
     }
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one clear message: {stderr}");
     assert!(!out.exists(), "nothing may be written for bad input");
+}
+
+fn assert_bad_input(from: &str, to: &str, expected: &[&str]) {
+    assert_refused(SMALL, "bad.toml", from, to, expected);
 }
 
 #[test]
@@ -331,17 +336,7 @@ timeout = "1s"
 "#;
 
 fn assert_bad_server_input(from: &str, to: &str, expected: &[&str]) {
-    let text = SERVER.replace(from, to);
-    assert_ne!(text, SERVER, "substitution {from} → {to} changed nothing");
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(dir.path(), "server.toml", &text);
-    let out = dir.path().join("out");
-    let assert = retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).assert().code(2);
-    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
-    for piece in expected {
-        assert!(stderr.contains(piece), "expected {piece:?} in: {stderr}");
-    }
-    assert!(!stderr.contains("panicked") && !out.exists(), "{stderr}");
+    assert_refused(SERVER, "server.toml", from, to, expected);
 }
 
 #[test]
@@ -430,17 +425,7 @@ load = [0.5, 1.0]
 "#;
 
 fn assert_bad_channel_input(from: &str, to: &str, expected: &[&str]) {
-    let text = CHANNEL.replace(from, to);
-    assert_ne!(text, CHANNEL, "substitution {from} → {to} changed nothing");
-    let dir = tempfile::tempdir().unwrap();
-    let scenario = write_scenario(dir.path(), "channel.toml", &text);
-    let out = dir.path().join("out");
-    let assert = retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).assert().code(2);
-    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
-    for piece in expected {
-        assert!(stderr.contains(piece), "expected {piece:?} in: {stderr}");
-    }
-    assert!(!stderr.contains("panicked") && !out.exists(), "{stderr}");
+    assert_refused(CHANNEL, "channel.toml", from, to, expected);
 }
 
 #[test]
