@@ -9,9 +9,14 @@
 //! client). With `limiter = "budget"`, `budget` (b) limits each caller's retries to b × its first tries so far.
 
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, RunSettings, Section};
+use super::distributions::TimeDistribution;
 use super::{SimModel, Value};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::{BucketCounter, LatencyHistogram};
+use crate::policy::limiters::{
+    AwsRetryQuota, CircuitBreaker, DepositRule, GrpcThrottle, Limiter, Outcome, Permit, RetryBudget, RetryLimiter,
+    RetryTokenBucket,
+};
 use crate::policy::{BackoffMemory, BackoffParams, RetryAfterPolicy, RetryDecision, RetryPolicy, Strategy};
 use rand::RngExt;
 
@@ -53,9 +58,11 @@ const LAYER_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         section: Section::Model,
         key: "limiter",
-        kind: ParamKind::Choice(&["none", "budget"]),
+        kind: ParamKind::Choice(&["none", "budget", "token-bucket", "breaker", "grpc", "aws-quota", "finagle"]),
         default: ParamDefault::Value(Value::Choice("none")),
-        help: "none, or budget: each caller retries at most `budget` × its first tries so far",
+        help: "none; budget (retries ≤ `budget` × first tries); token-bucket (0.1 per call, capacity 5, a retry \
+               spends 1); breaker (no retries while > 10% of the last 100 calls failed, 1 s pauses); grpc (10, \
+               0.1); aws-quota (500, 5, 10); finagle (20% + 10/s over 10 s)",
     },
     ParamSpec {
         section: Section::Model,
@@ -73,6 +80,13 @@ const LAYER_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         section: Section::Model,
+        key: "network",
+        kind: ParamKind::Choice(&["constant", "exponential"]),
+        default: ParamDefault::Value(Value::Choice("constant")),
+        help: "distribution of each hop's delay, with mean `hop_delay`",
+    },
+    ParamSpec {
+        section: Section::Model,
         key: "service_time",
         kind: ParamKind::Duration,
         default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(1))),
@@ -81,6 +95,13 @@ const LAYER_PARAMS: &[ParamSpec] = &[
 ];
 
 const LAYER_WORKLOAD_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        section: Section::Workload,
+        key: "clients",
+        kind: ParamKind::Count { min: 1, max: 1_000_000 },
+        default: ParamDefault::Value(Value::Count(1)),
+        help: "user clients sharing the requests at random, each with its own limiter",
+    },
     ParamSpec {
         section: Section::Workload,
         key: "requests",
@@ -130,8 +151,9 @@ mod metric {
     pub const LATENCY_P50_MS: usize = 5;
     pub const LATENCY_P99_MS: usize = 6;
     pub const EVENTS: usize = 7;
+    pub const REFUSED: usize = 8;
     /// `amplification_l1` … `amplification_l8` follow.
-    pub const LAYER_0: usize = 8;
+    pub const LAYER_0: usize = 9;
     pub const COUNT: usize = LAYER_0 + super::MAX_LAYERS;
 }
 
@@ -144,7 +166,10 @@ pub struct LayersConfig {
     pub retries: [bool; MAX_LAYERS],
     pub failure_probability: f64,
     pub budget: Option<f64>,
-    pub hop: SimDuration,
+    /// The limiter every caller starts with (user clients get one each; each layer has one).
+    pub limiter: Option<Limiter>,
+    pub clients: usize,
+    pub hop: TimeDistribution,
     pub service: SimDuration,
     pub requests: u64,
     pub rate_per_nano: f64,
@@ -164,6 +189,7 @@ impl SimModel for Layers {
         MetricSpec { name: "latency_p50_ms", help: "median time from a user request to its answer" },
         MetricSpec { name: "latency_p99_ms", help: "99th percentile of that time" },
         MetricSpec { name: "events", help: "engine events in the run" },
+        MetricSpec { name: "refused", help: "retries the limiter refused, per user request" },
         MetricSpec { name: "amplification_l1", help: "calls reaching layer 1 per user request" },
         MetricSpec { name: "amplification_l2", help: "calls reaching layer 2 per user request" },
         MetricSpec { name: "amplification_l3", help: "calls reaching layer 3 per user request" },
@@ -205,7 +231,23 @@ impl SimModel for Layers {
                 "budget" => Some(point.real("budget")?),
                 _ => None,
             },
-            hop: point.duration("hop_delay")?,
+            limiter: match point.choice("limiter")? {
+                "token-bucket" => Some(Limiter::TokenBucket(RetryTokenBucket::new(0.1, 5.0, DepositRule::PerCall))),
+                "breaker" => Some(Limiter::Breaker(CircuitBreaker::new(0.1, 100, SimDuration::from_secs(1)))),
+                "grpc" => Some(Limiter::Grpc(GrpcThrottle::new(10.0, 0.1))),
+                "aws-quota" => Some(Limiter::AwsQuota(AwsRetryQuota::standard())),
+                "finagle" => Some(Limiter::Budget(RetryBudget::finagle())),
+                _ => None,
+            },
+            clients: point.count("clients")? as usize,
+            hop: TimeDistribution::new(
+                point.choice("network")?,
+                point.duration("hop_delay")?,
+                SimDuration::ZERO,
+                SimDuration::ZERO,
+                0.0,
+                "network",
+            )?,
             service: point.duration("service_time")?,
             requests: point.count("requests")? as u64,
             rate_per_nano: rate / 1e9,
@@ -253,6 +295,10 @@ struct Call {
     failed_attempts: u32,
     memory: BackoffMemory,
     started: SimTime,
+    /// Which limiter the caller uses: the user client's index for caller 0, else `clients + caller − 1`.
+    limiter: u32,
+    /// The limiter's permit for the attempt in flight (`None` for a first try).
+    permit: Option<Permit>,
 }
 
 struct LayersRun<'a> {
@@ -270,6 +316,9 @@ struct LayersRun<'a> {
     retries: [u64; MAX_LAYERS],
     latency: LatencyHistogram,
     bottom_timeline: BucketCounter,
+    /// One per user client, then one per inner caller (layers 1 … L−1).
+    limiters: Vec<Limiter>,
+    refused: u64,
 }
 
 impl<'a> LayersRun<'a> {
@@ -287,11 +336,22 @@ impl<'a> LayersRun<'a> {
             retries: [0; MAX_LAYERS],
             latency: LatencyHistogram::default(),
             bottom_timeline: BucketCounter::new(bucket),
+            limiters: config.limiter.iter().flat_map(|l| std::iter::repeat_n(l.clone(), config.clients + config.layers)).collect(),
+            refused: 0,
         }
     }
 
+    fn hop(&mut self) -> SimDuration {
+        self.config.hop.sample(&mut self.rng)
+    }
+
     fn new_call(&mut self, parent: Option<u32>, caller: usize, now: SimTime) -> u32 {
-        let call = Call { parent, caller, started: now, ..Call::default() };
+        let limiter = if caller == 0 {
+            self.rng.random_range(0..self.config.clients) as u32
+        } else {
+            (self.config.clients + caller - 1) as u32
+        };
+        let call = Call { parent, caller, started: now, limiter, ..Call::default() };
         self.first_tries[caller] += 1;
         match self.free.pop() {
             Some(index) => {
@@ -318,7 +378,7 @@ impl<'a> LayersRun<'a> {
         let call = self.calls[index as usize];
         self.free.push(index);
         match call.parent {
-            Some(parent) => scheduler.schedule_in(self.config.hop, LayerEvent::Answer { call: parent, succeeded }),
+            Some(parent) => scheduler.schedule_in(self.hop(), LayerEvent::Answer { call: parent, succeeded }),
             None => {
                 self.finished += 1;
                 if succeeded {
@@ -341,6 +401,7 @@ impl<'a> LayersRun<'a> {
         metrics[metric::LATENCY_P50_MS] = self.latency.quantile_nanos(0.5) / 1e6;
         metrics[metric::LATENCY_P99_MS] = self.latency.quantile_nanos(0.99) / 1e6;
         metrics[metric::EVENTS] = events as f64;
+        metrics[metric::REFUSED] = self.refused as f64 / requests;
         for layer in 0..self.config.layers {
             metrics[metric::LAYER_0 + layer] = self.arrivals[layer] as f64 / requests;
         }
@@ -358,7 +419,7 @@ impl Model for LayersRun<'_> {
             LayerEvent::UserRequest => {
                 self.issued += 1;
                 let call = self.new_call(None, 0, now);
-                scheduler.schedule_in(self.config.hop, LayerEvent::Arrives { call });
+                scheduler.schedule_in(self.hop(), LayerEvent::Arrives { call });
                 if self.issued < self.config.requests {
                     let gap = -(1.0 - self.rng.random::<f64>()).ln() / self.config.rate_per_nano;
                     scheduler.schedule_in(SimDuration::from_nanos_f64(gap), LayerEvent::UserRequest);
@@ -371,13 +432,17 @@ impl Model for LayersRun<'_> {
                 if layer + 1 == self.config.layers {
                     self.bottom_timeline.record(now);
                     let failed = self.rng.random::<f64>() < self.config.failure_probability;
-                    scheduler.schedule_in(work + self.config.hop, LayerEvent::Answer { call, succeeded: !failed });
+                    scheduler.schedule_in(work + self.hop(), LayerEvent::Answer { call, succeeded: !failed });
                 } else {
                     let child = self.new_call(Some(call), layer + 1, now + work);
-                    scheduler.schedule_in(work + self.config.hop, LayerEvent::Arrives { call: child });
+                    scheduler.schedule_in(work + self.hop(), LayerEvent::Arrives { call: child });
                 }
             }
             LayerEvent::Answer { call, succeeded } => {
+                let snapshot = self.calls[call as usize];
+                if let Some(limiter) = self.limiters.get_mut(snapshot.limiter as usize) {
+                    limiter.record(now, Outcome { succeeded, timed_out: false, permit: snapshot.permit });
+                }
                 if succeeded {
                     return self.finish_call(call, true, scheduler);
                 }
@@ -386,6 +451,15 @@ impl Model for LayersRun<'_> {
                 let snapshot = *state;
                 if !self.may_retry(&snapshot) {
                     return self.finish_call(call, false, scheduler);
+                }
+                if let Some(limiter) = self.limiters.get_mut(snapshot.limiter as usize) {
+                    match limiter.acquire_retry(now, false) {
+                        Some(permit) => self.calls[call as usize].permit = Some(permit),
+                        None => {
+                            self.refused += 1;
+                            return self.finish_call(call, false, scheduler);
+                        }
+                    }
                 }
                 let state = &mut self.calls[call as usize];
                 let elapsed = now - state.started;
@@ -399,7 +473,7 @@ impl Model for LayersRun<'_> {
             LayerEvent::RetryDue { call } => {
                 let caller = self.calls[call as usize].caller;
                 self.retries[caller] += 1;
-                scheduler.schedule_in(self.config.hop, LayerEvent::Arrives { call });
+                scheduler.schedule_in(self.hop(), LayerEvent::Arrives { call });
             }
         }
     }
@@ -497,5 +571,31 @@ mod tests {
         );
         let expected = 1.2_f64.powi(3);
         assert!((m[metric::BOTTOM_CALLS] - expected).abs() < 0.01, "{} vs {expected}", m[metric::BOTTOM_CALLS]);
+    }
+
+    #[test]
+    fn limiters_cap_retries_at_total_failure() {
+        // One caller, 4 attempts, everything fails, 10,000 requests from one client.
+        let run = |limiter: &'static str| {
+            metrics(
+                &[
+                    ("layers", Value::Count(1)),
+                    ("attempts", Value::Count(4)),
+                    ("limiter", Value::Choice(limiter)),
+                    ("requests", Value::Count(10_000)),
+                ],
+                4,
+            )
+        };
+        assert_eq!(run("none")[metric::BOTTOM_CALLS], 4.0);
+        // Token bucket, 0.1 per call, capacity 5: r = 0.1·(N + r), so r = N/9, plus the 5 initial tokens.
+        let bucket = run("token-bucket")[metric::BOTTOM_CALLS];
+        assert!((bucket - (1.0 + 1.0 / 9.0 + 5.0 / 10_000.0)).abs() < 1e-3, "{bucket}");
+        // gRPC allows a retry after each of the first 4 failed calls (tokens 9, 8, 7, 6 > 5) and none after the
+        // 5th, at 100% failure for good; requests that run out of attempts first use fewer.
+        let grpc_retries = (run("grpc")[metric::BOTTOM_CALLS] - 1.0) * 10_000.0;
+        assert!((3.0..=4.0).contains(&grpc_retries.round()), "{grpc_retries}");
+        // The AWS quota pays for 100 retries, then none.
+        assert_eq!(run("aws-quota")[metric::BOTTOM_CALLS], 1.0 + 100.0 / 10_000.0);
     }
 }

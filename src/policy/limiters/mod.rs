@@ -48,3 +48,35 @@ pub trait RetryLimiter {
     /// Every attempt's result, first tries included.
     fn record(&mut self, now: SimTime, outcome: Outcome);
 }
+
+/// Any of the limiters, dispatched with a `match` (models keep one per client).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Limiter {
+    Grpc(GrpcThrottle),
+    AwsQuota(AwsRetryQuota),
+    TokenBucket(RetryTokenBucket),
+    Breaker(CircuitBreaker),
+    Budget(RetryBudget),
+}
+
+impl RetryLimiter for Limiter {
+    fn acquire_retry(&mut self, now: SimTime, after_timeout: bool) -> Option<Permit> {
+        match self {
+            Limiter::Grpc(l) => l.acquire_retry(now, after_timeout),
+            Limiter::AwsQuota(l) => l.acquire_retry(now, after_timeout),
+            Limiter::TokenBucket(l) => l.acquire_retry(now, after_timeout),
+            Limiter::Breaker(l) => l.acquire_retry(now, after_timeout),
+            Limiter::Budget(l) => l.acquire_retry(now, after_timeout),
+        }
+    }
+
+    fn record(&mut self, now: SimTime, outcome: Outcome) {
+        match self {
+            Limiter::Grpc(l) => l.record(now, outcome),
+            Limiter::AwsQuota(l) => l.record(now, outcome),
+            Limiter::TokenBucket(l) => l.record(now, outcome),
+            Limiter::Breaker(l) => l.record(now, outcome),
+            Limiter::Budget(l) => l.record(now, outcome),
+        }
+    }
+}
