@@ -144,6 +144,7 @@ register_models! {
     server::Server => Server,
     channel::Channel => Channel,
     layers::Layers => Layers,
+    fanout::Fanout => Fanout,
 }
 
 impl ModelKind {

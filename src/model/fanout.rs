@@ -1,0 +1,281 @@
+//! Fan-out and hedged requests, after Dean & Barroso, "The Tail at Scale" (2013).
+//!
+//! Each user request calls `fanout` leaf servers in parallel and is done when the slowest answers. A leaf call
+//! takes a time drawn from the service distribution (by default 10 ms, but 1 s once in a hundred calls), so a
+//! request is slow whenever any one of its leaves is: P(slow) = 1 − 0.99^100 = 63.4% for 100 leaves. Hedging
+//! sends a second copy of a leaf call that has not answered after a delay (`fixed`, or the running
+//! `hedge_percentile` of leaf latencies) to another replica, keeps whichever answers first and cancels the
+//! other. Leaves are independent, so each is drawn directly, without an event queue: one event per leaf call.
+
+use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
+use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, RunSettings, Section};
+use super::{SimModel, Value};
+use crate::engine::{SimDuration, SimTime, sim_rng};
+use crate::metrics::{BucketCounter, LatencyHistogram};
+
+/// The fan-out model (scenario `kind = "fanout"`).
+pub struct Fanout;
+
+/// The running percentile is refreshed every this many leaf calls.
+const PERCENTILE_REFRESH: u64 = 1_000;
+
+const FANOUT_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        section: Section::Model,
+        key: "fanout",
+        kind: ParamKind::Count { min: 1, max: 100_000 },
+        default: ParamDefault::Value(Value::Count(100)),
+        help: "leaf servers every request calls in parallel",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "service",
+        kind: ParamKind::Choice(DISTRIBUTION_NAMES),
+        default: ParamDefault::Value(Value::Choice("bimodal")),
+        help: "leaf latency distribution",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "service_mean",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(10))),
+        help: "leaf latency (the fast mode for bimodal)",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "service_sd",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(10))),
+        help: "standard deviation for lognormal leaves",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "slow_service",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_secs(1))),
+        help: "the slow mode of bimodal leaves",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "slow_probability",
+        kind: ParamKind::Real { min: 0.0, max: 1.0 },
+        default: ParamDefault::Value(Value::Real(0.01)),
+        help: "chance a bimodal leaf call is slow",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "slow_threshold",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(500))),
+        help: "a request taking at least this long counts as slow",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "requests",
+        kind: ParamKind::Count { min: 1, max: 100_000_000 },
+        default: ParamDefault::Value(Value::Count(10_000)),
+        help: "user requests per run",
+    },
+];
+
+const HEDGE_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        section: Section::Client,
+        key: "hedge",
+        kind: ParamKind::Choice(&["off", "fixed", "percentile"]),
+        default: ParamDefault::Value(Value::Choice("off")),
+        help: "off; fixed (a second copy after hedge_delay); percentile (after the running hedge_percentile)",
+    },
+    ParamSpec {
+        section: Section::Client,
+        key: "hedge_delay",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(50))),
+        help: "fixed hedging: wait this long before the second copy (> 0)",
+    },
+    ParamSpec {
+        section: Section::Client,
+        key: "hedge_percentile",
+        kind: ParamKind::Real { min: 0.5, max: 0.9999 },
+        default: ParamDefault::Value(Value::Real(0.95)),
+        help: "percentile hedging: wait for this percentile of the leaf latencies seen so far",
+    },
+];
+
+mod metric {
+    pub const SLOW_FRACTION: usize = 0;
+    pub const LATENCY_P50_MS: usize = 1;
+    pub const LATENCY_P99_MS: usize = 2;
+    pub const LATENCY_P999_MS: usize = 3;
+    pub const EXTRA_LOAD: usize = 4;
+    pub const EVENTS: usize = 5;
+    pub const COUNT: usize = 6;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Hedge {
+    Off,
+    Fixed(SimDuration),
+    Percentile(f64),
+}
+
+/// Typed parameters of one point.
+#[derive(Clone, Debug)]
+pub struct FanoutConfig {
+    pub fanout: u32,
+    pub leaf: TimeDistribution,
+    pub slow_threshold: SimDuration,
+    pub requests: u64,
+    pub hedge: Hedge,
+}
+
+impl SimModel for Fanout {
+    const KIND: &'static str = "fanout";
+    const ABOUT: &'static str = "fan-out to many leaves, with hedged requests (The Tail at Scale)";
+    const PARAMS: &'static [&'static [ParamSpec]] = &[FANOUT_PARAMS, HEDGE_PARAMS];
+    const METRICS: &'static [MetricSpec] = &[
+        MetricSpec { name: "slow_fraction", help: "requests that took at least slow_threshold" },
+        MetricSpec { name: "latency_p50_ms", help: "median request latency (the slowest leaf)" },
+        MetricSpec { name: "latency_p99_ms", help: "99th percentile of request latency" },
+        MetricSpec { name: "latency_p999_ms", help: "99.9th percentile of request latency" },
+        MetricSpec { name: "extra_load", help: "hedged copies sent, per leaf call" },
+        MetricSpec { name: "events", help: "leaf calls, hedges included" },
+    ];
+    const TIMELINE: &'static [&'static str] = &["hedges"];
+    const DEFAULT_CHART_METRICS: &'static [&'static str] = &["slow_fraction", "latency_p99_ms", "extra_load"];
+
+    type Config = FanoutConfig;
+
+    fn configure(point: &Point) -> Result<FanoutConfig, ParamError> {
+        let leaf = TimeDistribution::new(
+            point.choice("service")?,
+            point.duration("service_mean")?,
+            point.duration("service_sd")?,
+            point.duration("slow_service")?,
+            point.real("slow_probability")?,
+            "service",
+        )?;
+        let hedge = match point.choice("hedge")? {
+            "fixed" => {
+                let delay = point.duration("hedge_delay")?;
+                if delay.is_zero() {
+                    return Err(ParamError {
+                        key: "hedge_delay",
+                        message: "must be longer than 0: a zero delay doubles every call".into(),
+                    });
+                }
+                Hedge::Fixed(delay)
+            }
+            "percentile" => Hedge::Percentile(point.real("hedge_percentile")?),
+            _ => Hedge::Off,
+        };
+        Ok(FanoutConfig {
+            fanout: point.count("fanout")? as u32,
+            leaf,
+            slow_threshold: point.duration("slow_threshold")?,
+            requests: point.count("requests")? as u64,
+            hedge,
+        })
+    }
+
+    fn simulate(config: &FanoutConfig, run: RunSettings) -> RunOutput {
+        let mut rng = sim_rng(run.seed);
+        let mut leaves = LatencyHistogram::default();
+        let mut requests = LatencyHistogram::default();
+        let mut hedges_per_bucket = BucketCounter::new(run.bucket);
+        let (mut calls, mut hedges, mut slow) = (0_u64, 0_u64, 0_u64);
+        let mut delay = match config.hedge {
+            Hedge::Fixed(delay) => Some(delay),
+            _ => None,
+        };
+        let mut truncated = false;
+        // Requests follow one another one millisecond apart, for the timeline only.
+        'requests: for request in 0..config.requests {
+            let at = SimTime::from_nanos(request * 1_000_000);
+            let mut slowest = SimDuration::ZERO;
+            for _ in 0..config.fanout {
+                if calls >= run.max_events {
+                    truncated = true;
+                    break 'requests;
+                }
+                calls += 1;
+                let first = config.leaf.sample(&mut rng);
+                let answer = match delay {
+                    Some(wait) if first > wait => {
+                        hedges += 1;
+                        calls += 1;
+                        hedges_per_bucket.record(at);
+                        first.min(wait + config.leaf.sample(&mut rng))
+                    }
+                    _ => first,
+                };
+                leaves.record(first);
+                slowest = slowest.max(answer);
+                if let Hedge::Percentile(q) = config.hedge
+                    && calls % PERCENTILE_REFRESH == 0
+                {
+                    delay = Some(SimDuration::from_nanos_f64(leaves.quantile_nanos(q)));
+                }
+            }
+            requests.record(slowest);
+            slow += u64::from(slowest >= config.slow_threshold);
+        }
+        let done = requests.count().max(1) as f64;
+        let mut metrics = vec![0.0; metric::COUNT];
+        metrics[metric::SLOW_FRACTION] = slow as f64 / done;
+        metrics[metric::LATENCY_P50_MS] = requests.quantile_nanos(0.5) / 1e6;
+        metrics[metric::LATENCY_P99_MS] = requests.quantile_nanos(0.99) / 1e6;
+        metrics[metric::LATENCY_P999_MS] = requests.quantile_nanos(0.999) / 1e6;
+        metrics[metric::EXTRA_LOAD] = hedges as f64 / (calls - hedges).max(1) as f64;
+        metrics[metric::EVENTS] = calls as f64;
+        let timeline = hedges_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
+        RunOutput { metrics, timeline, events: calls, truncated, latency: Some(requests.sparse()), ..RunOutput::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::ModelKind;
+    use crate::stats::{Estimate, t_975};
+
+    fn estimate(changes: &[(&str, Value)], metric: usize) -> Estimate {
+        let config = Fanout::configure(&ModelKind::Fanout.point_with(changes)).unwrap();
+        let bucket = SimDuration::from_secs(1);
+        let values: Vec<f64> = (0..20).map(|seed| Fanout::simulate(&config, RunSettings::new(seed, bucket)).metrics[metric]).collect();
+        Estimate::of(&values)
+    }
+
+    #[test]
+    fn without_hedging_a_request_is_slow_if_any_of_its_100_leaves_is() {
+        // ANCHORS.md, Tail at Scale: 1 − 0.99^100 = 63.4%.
+        let slow = estimate(&[], metric::SLOW_FRACTION);
+        let expected = 1.0 - 0.99_f64.powi(100);
+        let ci99 = slow.ci95 / t_975(19) * 2.860935;
+        assert!((slow.mean - expected).abs() <= ci99, "{slow:?} vs {expected}");
+        assert!(slow.ci95 < 0.01);
+    }
+
+    #[test]
+    fn hedging_at_the_p95_recovers_the_tail_for_a_few_percent_extra_load() {
+        // The p95 of these leaves is their fast mode (10 ms), so only the 1% slow calls are hedged, once the
+        // first 1,000 calls have given a percentile: extra load 0.01·(1 − 1000/10^6). A hedged leaf is slow
+        // only if both copies are (10^−4), so of 10,000 requests the first 10 are slow with 1 − 0.99^100 and
+        // the rest with 1 − (1 − 10^−4)^100.
+        let hedged = [("hedge", Value::Choice("percentile"))];
+        let ci99 = |e: Estimate| e.ci95 / t_975(19) * 2.860935;
+        let extra = estimate(&hedged, metric::EXTRA_LOAD);
+        let expected_extra = 0.01 * (1.0 - 1_000.0 / 1e6);
+        assert!((extra.mean - expected_extra).abs() <= ci99(extra), "{extra:?} vs {expected_extra}");
+        let slow = estimate(&hedged, metric::SLOW_FRACTION);
+        let expected_slow = 0.001 * (1.0 - 0.99_f64.powi(100)) + 0.999 * (1.0 - (1.0 - 1e-4_f64).powi(100));
+        assert!((slow.mean - expected_slow).abs() <= ci99(slow), "{slow:?} vs {expected_slow}");
+    }
+
+    #[test]
+    fn a_zero_hedge_delay_is_refused() {
+        let point = ModelKind::Fanout
+            .point_with(&[("hedge", Value::Choice("fixed")), ("hedge_delay", Value::Duration(SimDuration::ZERO))]);
+        assert_eq!(Fanout::configure(&point).err().unwrap().key, "hedge_delay");
+    }
+}
