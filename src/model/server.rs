@@ -26,6 +26,10 @@ use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use crate::policy::limiters::{
+    AwsRetryQuota, CircuitBreaker, DepositRule, GrpcThrottle, Limiter, Outcome as CallOutcome, Permit, RetryBudget,
+    RetryLimiter, RetryTokenBucket,
+};
 use crate::workload::{RateSchedule, SCHEDULE_SYNTAX};
 use crate::policy::{BackoffMemory, Classifier, Response, RetryAfterPolicy, RetryDecision, RetryPolicy, TokenBucket};
 
@@ -223,6 +227,22 @@ const SERVER_CLIENT_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         section: Section::Client,
+        key: "limiter",
+        kind: ParamKind::Choice(&["none", "budget", "token-bucket", "breaker", "grpc", "aws-quota", "finagle"]),
+        default: ParamDefault::Value(Value::Choice("none")),
+        help: "one retry limiter for the whole client fleet: budget (`budget` of first tries over 10 s), \
+               token-bucket (0.1 per call, capacity 5), breaker (no retries while > 10% of the last 100 calls \
+               failed, 1 s pauses), grpc (10, 0.1), aws-quota (500, 5, 10) or finagle (20% + 10/s over 10 s)",
+    },
+    ParamSpec {
+        section: Section::Client,
+        key: "budget",
+        kind: ParamKind::Real { min: 0.0, max: 1.0 },
+        default: ParamDefault::Value(Value::Real(0.1)),
+        help: "with limiter = \"budget\": retries allowed per first try, 0 to 1",
+    },
+    ParamSpec {
+        section: Section::Client,
         key: "idempotency_keys",
         kind: ParamKind::Choice(&["off", "on"]),
         default: ParamDefault::Value(Value::Choice("off")),
@@ -260,7 +280,8 @@ mod metric {
     pub const RECOVERY_MS: usize = 25;
     pub const RECOVERED: usize = 26;
     pub const DEDUPLICATED: usize = 27;
-    pub const COUNT: usize = 28;
+    pub const REFUSED: usize = 28;
+    pub const COUNT: usize = 29;
 }
 
 /// Timeline series positions.
@@ -303,6 +324,8 @@ pub struct ServerConfig {
     /// Token bucket (rate per second, capacity), if the server limits its rate.
     pub rate_limit: Option<(f64, f64)>,
     pub overload_retry_after: Option<SimDuration>,
+    /// The client fleet's retry limiter, if any (one shared state).
+    pub limiter: Option<Limiter>,
     pub faults: Faults,
     /// The trigger's span (recovery is measured from its end; charts shade it).
     pub trigger_start: Option<SimTime>,
@@ -356,6 +379,7 @@ impl SimModel for Server {
             name: "deduplicated",
             help: "repeats of a request the server recognised by its idempotency key and did not apply again",
         },
+        MetricSpec { name: "refused", help: "retries the client's limiter refused (those requests gave up)" },
     ];
     const TIMELINE: &'static [&'static str] = &["calls", "goodput", "offered", "queue_max"];
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
@@ -485,6 +509,15 @@ impl SimModel for Server {
             error_probabilities,
             rate_limit,
             overload_retry_after,
+            limiter: match point.choice("limiter")? {
+                "budget" => Some(Limiter::Budget(RetryBudget::new(point.real("budget")?, 0.0, SimDuration::from_secs(10)))),
+                "token-bucket" => Some(Limiter::TokenBucket(RetryTokenBucket::new(0.1, 5.0, DepositRule::PerCall))),
+                "breaker" => Some(Limiter::Breaker(CircuitBreaker::new(0.1, 100, SimDuration::from_secs(1)))),
+                "grpc" => Some(Limiter::Grpc(GrpcThrottle::new(10.0, 0.1))),
+                "aws-quota" => Some(Limiter::AwsQuota(AwsRetryQuota::standard())),
+                "finagle" => Some(Limiter::Budget(RetryBudget::finagle())),
+                _ => None,
+            },
             trigger_start,
             faults,
             trigger_end,
@@ -593,6 +626,8 @@ struct Request {
     at_server: u32,
     /// Times the server applied this request's side effect.
     applied: u32,
+    /// The limiter's permit for the attempt in flight (`None` for a first try).
+    permit: Option<Permit>,
     /// With `on_timeout = "cancel"`: the token of this request's attempt waiting in the queue (0: none). A
     /// request has at most one such attempt, because its timeout cancels it before a retry is sent.
     queued_token: u32,
@@ -621,10 +656,13 @@ struct ServerRun<'a> {
     wait_nanos: f64,
     waits: u64,
     counts: Counts,
+    /// The client fleet's retry limiter (the server's own rate limiter is `limiter`).
+    retry_limiter: Option<Limiter>,
 }
 
 #[derive(Default)]
 struct Counts {
+    refused: u64,
     calls: u64,
     requests: u64,
     retries: u64,
@@ -661,6 +699,7 @@ impl<'a> ServerRun<'a> {
             wait_nanos: 0.0,
             waits: 0,
             counts: Counts::default(),
+            retry_limiter: config.limiter.clone(),
         }
     }
 
@@ -801,14 +840,38 @@ impl<'a> ServerRun<'a> {
         }
     }
 
-    fn attempt_failed(&mut self, slot: u32, hint: Option<SimDuration>, scheduler: &mut Scheduler<ServerEvent>) {
+    /// Tells the limiter how the attempt in flight of `slot` ended.
+    fn record_outcome(&mut self, slot: u32, succeeded: bool, timed_out: bool, now: SimTime) {
+        let permit = self.requests[slot as usize].permit;
+        if let Some(limiter) = &mut self.retry_limiter {
+            limiter.record(now, CallOutcome { succeeded, timed_out, permit });
+        }
+    }
+
+    fn attempt_failed(
+        &mut self,
+        slot: u32,
+        hint: Option<SimDuration>,
+        timed_out: bool,
+        scheduler: &mut Scheduler<ServerEvent>,
+    ) {
         let now = scheduler.now();
+        self.record_outcome(slot, false, timed_out, now);
         let request = &mut self.requests[slot as usize];
         request.token = 0;
         request.failed_attempts += 1;
         let elapsed = now - request.sent_at;
-        let decision =
+        let mut decision =
             self.config.retry.after_failure(request.failed_attempts, elapsed, hint, &mut request.memory, &mut self.rng);
+        if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, &mut self.retry_limiter) {
+            match limiter.acquire_retry(now, timed_out) {
+                Some(permit) => self.requests[slot as usize].permit = Some(permit),
+                None => {
+                    self.counts.refused += 1;
+                    decision = RetryDecision::GiveUp(crate::policy::GiveUpReason::AttemptsExhausted);
+                }
+            }
+        }
         match decision {
             RetryDecision::RetryAfter(sleep) => scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot }),
             RetryDecision::GiveUp(_) => {
@@ -855,6 +918,7 @@ impl<'a> ServerRun<'a> {
         metrics[metric::SERVER_ERRORS] = counts.server_errors as f64;
         metrics[metric::DUPLICATES] = counts.duplicates as f64;
         metrics[metric::DEDUPLICATED] = counts.deduplicated as f64;
+        metrics[metric::REFUSED] = counts.refused as f64;
         metrics[metric::AMPLIFICATION] = ratio(counts.calls, counts.requests);
         metrics[metric::LATENCY_MEAN_MS] = ms(self.latency.mean_nanos());
         for (index, q) in [
@@ -1036,11 +1100,13 @@ impl Model for ServerRun<'_> {
                     return;
                 }
                 if outcome == Outcome::Success {
+                    self.record_outcome(slot, true, false, now);
                     self.succeed(slot, scheduler);
                 } else if self.config.classifier.is_retryable(outcome.response()) {
                     let hint = (retry_after_us > 0).then(|| SimDuration::from_micros(u64::from(retry_after_us)));
-                    self.attempt_failed(slot, hint, scheduler);
+                    self.attempt_failed(slot, hint, false, scheduler);
                 } else {
+                    self.record_outcome(slot, false, false, now);
                     self.counts.failed_permanently += 1;
                     self.close_request(slot, scheduler);
                 }
@@ -1054,7 +1120,7 @@ impl Model for ServerRun<'_> {
                         self.leave_server(slot);
                         self.queue_levels.record(now, self.live_queue() as u32);
                     }
-                    self.attempt_failed(slot, None, scheduler);
+                    self.attempt_failed(slot, None, true, scheduler);
                 }
             }
             ServerEvent::RetryDue { slot } => {

@@ -407,3 +407,33 @@ fn cancelled_attempts_free_their_queue_place_at_once() {
     assert_eq!(abandon[metric::REJECTED], 38.0);
     assert_eq!(cancel[metric::REJECTED], 19.0);
 }
+
+#[test]
+fn a_client_limiter_caps_retries_during_an_outage() {
+    // Everything fails fast for the whole run; each request may try 4 times. The AWS quota pays for 100
+    // retries (5 tokens each out of 500) and refuses the rest; a token bucket starts with 5 retries and earns
+    // 0.1 per call after that.
+    let case = |limiter| {
+        run_metrics(
+            &config(&[
+                ("kind", Value::Choice("open")),
+                ("rate", Value::Real(100.0)),
+                ("duration", ms(10_000)),
+                ("faults", text("0s..1h fail-fast")),
+                ("strategy", Value::Choice("constant")),
+                ("base", ms(1)),
+                ("max_attempts", Value::Count(4)),
+                ("limiter", Value::Choice(limiter)),
+            ]),
+            20,
+        )
+    };
+    let unlimited = case("none");
+    assert_eq!(unlimited[metric::RETRIES], 3.0 * unlimited[metric::REQUESTS]);
+    let quota = case("aws-quota");
+    assert_eq!(quota[metric::RETRIES], 100.0);
+    assert!(quota[metric::REFUSED] > 0.0 && quota[metric::REFUSED] <= quota[metric::REQUESTS]);
+    let bucket = case("token-bucket");
+    let expected = (bucket[metric::CALLS] * 0.1 + 5.0).floor();
+    assert!((bucket[metric::RETRIES] - expected).abs() <= 1.0, "{} vs {expected}", bucket[metric::RETRIES]);
+}
