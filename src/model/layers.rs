@@ -13,10 +13,7 @@ use super::distributions::TimeDistribution;
 use super::{SimModel, Value};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::{BucketCounter, LatencyHistogram};
-use crate::policy::limiters::{
-    AwsRetryQuota, CircuitBreaker, DepositRule, GrpcThrottle, Limiter, Outcome, Permit, RetryBudget, RetryLimiter,
-    RetryTokenBucket,
-};
+use crate::policy::limiters::{LIMITER_NAMES, Limiter, Outcome, Permit, RetryLimiter};
 use crate::policy::{BackoffMemory, BackoffParams, RetryAfterPolicy, RetryDecision, RetryPolicy, Strategy};
 use rand::RngExt;
 
@@ -58,7 +55,7 @@ const LAYER_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         section: Section::Model,
         key: "limiter",
-        kind: ParamKind::Choice(&["none", "budget", "token-bucket", "breaker", "grpc", "aws-quota", "finagle"]),
+        kind: ParamKind::Choice(LIMITER_NAMES),
         default: ParamDefault::Value(Value::Choice("none")),
         help: "none; budget (retries ≤ `budget` × first tries); token-bucket (0.1 per call, capacity 5, a retry \
                spends 1); breaker (no retries while > 10% of the last 100 calls failed, 1 s pauses); grpc (10, \
@@ -231,14 +228,7 @@ impl SimModel for Layers {
                 "budget" => Some(point.real("budget")?),
                 _ => None,
             },
-            limiter: match point.choice("limiter")? {
-                "token-bucket" => Some(Limiter::TokenBucket(RetryTokenBucket::new(0.1, 5.0, DepositRule::PerCall))),
-                "breaker" => Some(Limiter::Breaker(CircuitBreaker::new(0.1, 100, SimDuration::from_secs(1)))),
-                "grpc" => Some(Limiter::Grpc(GrpcThrottle::new(10.0, 0.1))),
-                "aws-quota" => Some(Limiter::AwsQuota(AwsRetryQuota::standard())),
-                "finagle" => Some(Limiter::Budget(RetryBudget::finagle())),
-                _ => None,
-            },
+            limiter: Limiter::preset(point.choice("limiter")?),
             clients: point.count("clients")? as usize,
             hop: TimeDistribution::new(
                 point.choice("network")?,

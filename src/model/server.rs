@@ -26,10 +26,7 @@ use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
-use crate::policy::limiters::{
-    AwsRetryQuota, CircuitBreaker, DepositRule, GrpcThrottle, Limiter, Outcome as CallOutcome, Permit, RetryBudget,
-    RetryLimiter, RetryTokenBucket,
-};
+use crate::policy::limiters::{LIMITER_NAMES, Limiter, Outcome as CallOutcome, Permit, RetryBudget, RetryLimiter};
 use crate::workload::{RateSchedule, SCHEDULE_SYNTAX};
 use crate::policy::{BackoffMemory, Classifier, Response, RetryAfterPolicy, RetryDecision, RetryPolicy, TokenBucket};
 
@@ -228,7 +225,7 @@ const SERVER_CLIENT_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         section: Section::Client,
         key: "limiter",
-        kind: ParamKind::Choice(&["none", "budget", "token-bucket", "breaker", "grpc", "aws-quota", "finagle"]),
+        kind: ParamKind::Choice(LIMITER_NAMES),
         default: ParamDefault::Value(Value::Choice("none")),
         help: "one retry limiter for the whole client fleet: budget (`budget` of first tries over 10 s), \
                token-bucket (0.1 per call, capacity 5), breaker (no retries while > 10% of the last 100 calls \
@@ -511,12 +508,7 @@ impl SimModel for Server {
             overload_retry_after,
             limiter: match point.choice("limiter")? {
                 "budget" => Some(Limiter::Budget(RetryBudget::new(point.real("budget")?, 0.0, SimDuration::from_secs(10)))),
-                "token-bucket" => Some(Limiter::TokenBucket(RetryTokenBucket::new(0.1, 5.0, DepositRule::PerCall))),
-                "breaker" => Some(Limiter::Breaker(CircuitBreaker::new(0.1, 100, SimDuration::from_secs(1)))),
-                "grpc" => Some(Limiter::Grpc(GrpcThrottle::new(10.0, 0.1))),
-                "aws-quota" => Some(Limiter::AwsQuota(AwsRetryQuota::standard())),
-                "finagle" => Some(Limiter::Budget(RetryBudget::finagle())),
-                _ => None,
+                name => Limiter::preset(name),
             },
             trigger_start,
             faults,

@@ -49,6 +49,10 @@ pub trait RetryLimiter {
     fn record(&mut self, now: SimTime, outcome: Outcome);
 }
 
+/// The `limiter` choices models offer: `none`, `budget` (each model's own ratio budget) and the presets of
+/// [`Limiter::preset`].
+pub const LIMITER_NAMES: &[&str] = &["none", "budget", "token-bucket", "breaker", "grpc", "aws-quota", "finagle"];
+
 /// Any of the limiters, dispatched with a `match` (models keep one per client).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Limiter {
@@ -57,6 +61,24 @@ pub enum Limiter {
     TokenBucket(RetryTokenBucket),
     Breaker(CircuitBreaker),
     Budget(RetryBudget),
+}
+
+impl Limiter {
+    /// The limiters as shipped, by name: `token-bucket` (0.1 per call, capacity 5, Brooker 2022), `breaker` (no
+    /// retries while more than 10% of the last 100 calls failed, 1 s pauses), `grpc` (10, 0.1), `aws-quota`
+    /// (500, 5, 10) and `finagle` (20% + 10/s over 10 s). `None` for any other name.
+    pub fn preset(name: &str) -> Option<Limiter> {
+        match name {
+            "token-bucket" => Some(Limiter::TokenBucket(RetryTokenBucket::new(0.1, 5.0, DepositRule::PerCall))),
+            "breaker" => {
+                Some(Limiter::Breaker(CircuitBreaker::new(0.1, 100, crate::engine::SimDuration::from_secs(1))))
+            }
+            "grpc" => Some(Limiter::Grpc(GrpcThrottle::new(10.0, 0.1))),
+            "aws-quota" => Some(Limiter::AwsQuota(AwsRetryQuota::standard())),
+            "finagle" => Some(Limiter::Budget(RetryBudget::finagle())),
+            _ => None,
+        }
+    }
 }
 
 impl RetryLimiter for Limiter {
