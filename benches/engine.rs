@@ -95,5 +95,43 @@ fn channel_events_per_second(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, occ_events_per_second, server_events_per_second, channel_events_per_second);
+/// Issue 5's target: a 5-layer chain at 10,000 user requests/s for 60 simulated seconds (600,000 requests),
+/// each layer a 32-worker server with exponential 1 ms work, exponential 1 ms hops, a 1 s timeout and 3
+/// attempts at every layer, the bottom failing 1% of calls.
+fn layers_chain(c: &mut Criterion) {
+    let bucket = SimDuration::from_millis(100);
+    let ms = SimDuration::from_millis;
+    let config = point(
+        ModelKind::Layers,
+        &[
+            ("layers", Value::Count(5)),
+            ("attempts", Value::Count(3)),
+            ("failure_probability", Value::Real(0.01)),
+            ("workers", Value::Count(32)),
+            ("service", Value::Choice("exponential")),
+            ("service_time", Value::Duration(ms(1))),
+            ("network", Value::Choice("exponential")),
+            ("hop_delay", Value::Duration(ms(1))),
+            ("timeout", Value::Duration(ms(1000))),
+            ("requests", Value::Count(600_000)),
+            ("rate", Value::Real(10_000.0)),
+        ],
+    );
+    let events = config.simulate(RunSettings::new(0, bucket)).events;
+    let mut group = c.benchmark_group("layers");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(events));
+    group.bench_function("5-layer-chain/10000-rps/60s", |b| {
+        b.iter(|| black_box(config.simulate(RunSettings::new(black_box(0), bucket)).events))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    occ_events_per_second,
+    server_events_per_second,
+    channel_events_per_second,
+    layers_chain
+);
 criterion_main!(benches);

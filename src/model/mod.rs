@@ -9,7 +9,7 @@ pub mod faults;
 pub mod params;
 
 use crate::engine::SimDuration;
-pub use params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
+pub use params::{ParamDefault, ParamError, ParamKind, ParamSpec, Part, PartTable, Point, Section, Value};
 
 /// One output metric: a column `name` in runs.csv, and `name_mean`/`name_sd`/`name_ci95` in summary.csv.
 #[derive(Debug)]
@@ -70,6 +70,8 @@ pub trait SimModel {
     const TIMELINE: &'static [&'static str];
     /// The metrics charted against the sweep's x axis when the scenario does not choose.
     const DEFAULT_CHART_METRICS: &'static [&'static str];
+    /// Named parts a scenario may declare in tables of their own (the services of a call graph).
+    const PARTS: Option<&'static PartTable> = None;
 
     type Config: Send + Sync;
 
@@ -118,6 +120,9 @@ macro_rules! register_models {
             }
             pub fn default_chart_metrics(self) -> &'static [&'static str] {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::DEFAULT_CHART_METRICS),+ }
+            }
+            pub fn part_table(self) -> Option<&'static PartTable> {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::PARTS),+ }
             }
             pub fn configure(self, point: &Point) -> Result<ModelConfig, ParamError> {
                 match self {

@@ -123,15 +123,74 @@ pub struct ParamError {
     pub message: String,
 }
 
+/// Where a model's named parts are declared: one table per part, `[<table>.<name>]` (for example
+/// `[layer.api]`), holding the names of the parts it links to under `link_key` and values for any of the
+/// `overridable` parameters, which replace the model-wide value for that part only.
+#[derive(Debug)]
+pub struct PartTable {
+    /// The top-level table name: `layer` for `[layer.api]`.
+    pub table: &'static str,
+    /// The key listing the parts this one links to (`calls = ["auth", "db"]`).
+    pub link_key: &'static str,
+    /// Parameters a part may set for itself.
+    pub overridable: &'static [&'static str],
+    /// Model-wide parameters the tables replace (a scenario with tables may not set them).
+    pub replaces: &'static [&'static str],
+    pub max_parts: usize,
+    /// One line for error messages and `--help`: what a part is and how the links must look.
+    pub help: &'static str,
+}
+
+/// One named part of a model (a service in a call graph), as a scenario declared it.
+#[derive(Clone, Debug)]
+pub struct Part {
+    pub name: String,
+    /// Indices into the point's parts of the parts this one links to, in the order written.
+    pub links: Vec<usize>,
+    /// Parameter values this part sets for itself.
+    pub overrides: Vec<(&'static ParamSpec, Value)>,
+}
+
+impl Part {
+    /// This part's own value of `key`, if it sets one.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.overrides.iter().find(|(spec, _)| spec.key == key).map(|(_, value)| value)
+    }
+}
+
 /// One full assignment of a model's parameters: a sweep point.
 #[derive(Clone, Debug)]
 pub struct Point {
     entries: Vec<(&'static ParamSpec, Option<Value>)>,
+    parts: Arc<[Part]>,
 }
 
 impl Point {
     pub fn new(entries: Vec<(&'static ParamSpec, Option<Value>)>) -> Self {
-        Point { entries }
+        Point { entries, parts: Arc::from(Vec::new()) }
+    }
+
+    /// The same point with these named parts (empty for models without parts).
+    pub fn with_parts(mut self, parts: Arc<[Part]>) -> Self {
+        self.parts = parts;
+        self
+    }
+
+    pub fn parts(&self) -> &[Part] {
+        &self.parts
+    }
+
+    /// A point whose model-wide values are replaced by `part`'s own ones where it sets them.
+    pub fn for_part(&self, part: &Part) -> Point {
+        let entries = self
+            .entries
+            .iter()
+            .map(|(spec, value)| {
+                let own = part.overrides.iter().find(|(s, _)| std::ptr::eq(*s, *spec)).map(|(_, v)| v.clone());
+                (*spec, own.or_else(|| value.clone()))
+            })
+            .collect();
+        Point { entries, parts: Arc::clone(&self.parts) }
     }
 
     pub fn entries(&self) -> &[(&'static ParamSpec, Option<Value>)] {
@@ -199,6 +258,13 @@ impl Point {
         for (spec, value) in &self.entries {
             if let Some(value) = value {
                 text.push_str(&format!("{}.{}={};", spec.section.name(), spec.key, value));
+            }
+        }
+        for part in self.parts.iter() {
+            let links: Vec<&str> = part.links.iter().map(|&i| self.parts[i].name.as_str()).collect();
+            text.push_str(&format!("part.{}.links={};", part.name, links.join(",")));
+            for (spec, value) in &part.overrides {
+                text.push_str(&format!("part.{}.{}={};", part.name, spec.key, value));
             }
         }
         text

@@ -25,6 +25,7 @@
 mod error;
 mod overrides;
 mod parse;
+mod parts;
 mod plan;
 mod value;
 
@@ -32,10 +33,11 @@ use std::path::{Path, PathBuf};
 
 pub use crate::engine::parse_duration;
 pub use error::{InputError, LineCol, Origin};
+pub use parts::PartOrigins;
 pub use plan::{PlannedPoint, plan};
 
 use crate::engine::SimDuration;
-use crate::model::{ModelKind, ParamSpec, Value};
+use crate::model::{ModelKind, ParamSpec, Part, Value};
 
 /// The only schema version this build reads.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -61,6 +63,10 @@ pub struct Scenario {
     /// Swept parameters, outermost first.
     pub sweep: Vec<SweepAxis>,
     pub charts: ChartOptions,
+    /// Named parts from `[<table>.<name>]` tables (the services of a call graph), for models that take them.
+    pub parts: std::sync::Arc<[Part]>,
+    /// Where each part's values were written, aligned with `parts`.
+    pub part_origins: Vec<PartOrigins>,
 }
 
 /// A parameter's value outside the sweep, and where it was set.

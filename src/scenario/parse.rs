@@ -75,8 +75,10 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
     let root_span = root.span();
     let root = root.get_ref();
 
+    let part_tables: Vec<&str> = ModelKind::ALL.iter().filter_map(|m| m.part_table()).map(|t| t.table).collect();
     for (key, _) in root.iter() {
-        if !TOP_LEVEL_KEYS.contains(&key.get_ref().as_ref()) {
+        let key_text = key.get_ref().as_ref();
+        if !TOP_LEVEL_KEYS.contains(&key_text) && !part_tables.contains(&key_text) {
             return Err(unknown_key(at, key.span(), key.get_ref(), "the scenario", TOP_LEVEL_KEYS));
         }
     }
@@ -226,6 +228,31 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
         }
     }
 
+    let mut parts = Vec::new();
+    let mut part_origins = Vec::new();
+    for (key, value) in root.iter().filter(|(key, _)| part_tables.contains(&key.get_ref().as_ref())) {
+        let Some(spec) = model.part_table().filter(|spec| spec.table == key.get_ref().as_ref()) else {
+            return Err(at.error(
+                key.span(),
+                key.get_ref(),
+                format!("the \"{}\" model takes no [{}.*] tables; remove them", model.name(), key.get_ref()),
+            ));
+        };
+        (parts, part_origins) = super::parts::read_parts(model, spec, value, at)?;
+        for replaced in spec.replaces {
+            let swept = sweep.iter().find(|axis| axis.spec.key == *replaced).map(|axis| axis.origin.clone());
+            let set = settings.iter().find(|s| s.spec.key == *replaced).map(|s| s.origin.clone());
+            if let Some(origin) = swept.or(set).filter(|origin| *origin != Origin::Default) {
+                return Err(InputError::new(
+                    &file,
+                    origin,
+                    Some(replaced.to_string()),
+                    format!("the [{}.*] tables give the graph here; remove `{replaced}`", spec.table),
+                ));
+            }
+        }
+    }
+
     let charts = match find(root, "charts") {
         None => ChartOptions::default(),
         Some(value) => read_charts(model, as_table(value, "charts", at)?, &sweep, at)?,
@@ -244,6 +271,8 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
         settings,
         sweep,
         charts,
+        parts: parts.into(),
+        part_origins,
     })
 }
 

@@ -61,7 +61,7 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
                 (setting.spec, swept_value.or_else(|| setting.value.clone()))
             })
             .collect();
-        let point = Point::new(entries);
+        let point = Point::new(entries).with_parts(std::sync::Arc::clone(&scenario.parts));
         let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
         points.push(PlannedPoint { index, swept, hash: stable_hash(point.canonical_text().as_bytes()), config });
     }
@@ -70,6 +70,19 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
 
 /// Points a model's complaint at the place the offending parameter was set.
 fn locate(scenario: &Scenario, swept: &[Value], problem: crate::model::ParamError) -> InputError {
+    // A part's own value: models name the part as `[table.name]` in the message.
+    if let Some(table) = scenario.model.part_table() {
+        for (part, origins) in scenario.parts.iter().zip(&scenario.part_origins) {
+            let label = format!("[{}.{}]", table.table, part.name);
+            if !problem.message.contains(&label) {
+                continue;
+            }
+            let value_origin = origins.values.iter().find(|(key, _)| *key == problem.key).map(|(_, o)| o.clone());
+            let origin = value_origin.unwrap_or_else(|| origins.table.clone());
+            let key = format!("{}.{}.{}", table.table, part.name, problem.key);
+            return scenario.error(origin, Some(key), problem.message);
+        }
+    }
     let setting = scenario.settings.iter().find(|s| s.spec.key == problem.key);
     let key = setting.map_or_else(|| problem.key.to_owned(), |s| Scenario::dotted_key(s.spec));
     let axis = scenario.sweep.iter().find(|axis| axis.spec.key == problem.key);

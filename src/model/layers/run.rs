@@ -1,0 +1,647 @@
+//! One replicate of the layered model: calls (a caller's request across its attempts) and jobs (one attempt
+//! being handled by a service) live in slabs reused through free lists, so the event loop allocates nothing
+//! once they have grown to the run's peak.
+
+use std::collections::VecDeque;
+
+use rand::RngExt;
+
+use super::{CallerPolicy, Hedge, LayersConfig, MAX_LAYERS, metric, series};
+use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
+use crate::metrics::{BucketCounter, LatencyHistogram};
+use crate::model::faults::FaultKind;
+use crate::model::{RunOutput, RunSettings};
+use crate::policy::limiters::{Limiter, Outcome, Permit, RetryLimiter};
+use crate::policy::{BackoffMemory, RetryDecision};
+
+/// "No index" in the slabs' links.
+const NONE: u32 = u32::MAX;
+/// Callers with percentile hedging refresh their delay after this many new latency samples.
+const PERCENTILE_REFRESH: u64 = 256;
+/// Percentile hedging waits for this many samples before it hedges at all.
+const PERCENTILE_WARMUP: u64 = 1_000;
+
+pub fn simulate(config: &LayersConfig, settings: RunSettings) -> RunOutput {
+    let mut state = LayersRun::new(config, sim_rng(settings.seed), settings.bucket);
+    let mut scheduler = Scheduler::with_capacity(1024);
+    scheduler.schedule_at(SimTime::ZERO, LayerEvent::UserRequest);
+    let stats = run(&mut state, &mut scheduler, settings.limit());
+    let mut output = state.finish(stats.events);
+    output.truncated = stats.truncated;
+    output
+}
+
+/// A message or timer. `tag` identifies one attempt (or one backoff timer) of a call, so that events about an
+/// attempt the caller has given up on, or a call slot since reused, are recognised and dropped.
+#[derive(Clone, Copy, Debug)]
+pub enum LayerEvent {
+    /// The next user request arrives.
+    UserRequest,
+    /// An attempt reaches its service.
+    Arrives { job: u32 },
+    /// A service finishes its own work on an attempt.
+    WorkDone { job: u32 },
+    /// The answer to attempt `tag` of `call` reaches the caller.
+    Answer { call: u32, tag: u32, succeeded: bool },
+    /// The earliest pending timeout of `caller` is due (see [`LayersRun::deadlines`]).
+    Timeouts { caller: u8 },
+    /// The caller of `call` is done backing off.
+    RetryDue { call: u32, tag: u32 },
+    /// Time to hedge attempt `tag` of `call` if it is still unanswered.
+    HedgeDue { call: u32, tag: u32 },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    First,
+    Retry,
+    Hedge,
+}
+
+/// An attempt in flight: its tag, the job handling it and when it was sent.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    tag: u32,
+    job: u32,
+    sent: SimTime,
+}
+
+/// One caller's call to one service, across its attempts.
+#[derive(Clone, Copy, Debug)]
+struct Call {
+    /// The job this call serves (its caller's attempt), `NONE` for a user request.
+    parent: u32,
+    /// The next call of the same parent job (the parent's children form a list).
+    next_sibling: u32,
+    /// 0 for the user's client, else 1 + the calling service's index.
+    caller: u8,
+    service: u8,
+    done: bool,
+    failed_attempts: u32,
+    memory: BackoffMemory,
+    started: SimTime,
+    /// Which limiter the caller uses (see [`LayersRun::limiters`]).
+    limiter: u32,
+    /// The limiter's permit for the latest retry, returned with its outcome.
+    permit: Option<Permit>,
+    /// The pending backoff timer's tag.
+    timer: u32,
+    in_flight: [Option<InFlight>; 2],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum JobState {
+    /// On the wire, or waiting in the service's queue.
+    Pending,
+    Working,
+    /// Waiting for the calls it made to the services below.
+    Waiting,
+}
+
+/// One attempt as the service handling it sees it.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    call: u32,
+    tag: u32,
+    service: u8,
+    state: JobState,
+    cancelled: bool,
+    /// Calls made and not yet finished.
+    pending: u32,
+    first_child: u32,
+}
+
+/// Counts per caller (index 0: the user's client; 1 + i: service i).
+#[derive(Clone, Copy, Debug, Default)]
+struct CallerCounts {
+    first_tries: u64,
+    retries: u64,
+    hedges: u64,
+}
+
+struct LayersRun<'a> {
+    config: &'a LayersConfig,
+    rng: SimRng,
+    calls: Vec<Call>,
+    free_calls: Vec<u32>,
+    jobs: Vec<Job>,
+    free_jobs: Vec<u32>,
+    next_tag: u32,
+    issued: u64,
+    succeeded: u64,
+    finished: u64,
+    /// Per service: attempts that reached it, by kind.
+    arrivals: [u64; MAX_LAYERS],
+    retries_at: [u64; MAX_LAYERS],
+    hedges_at: [u64; MAX_LAYERS],
+    callers: [CallerCounts; MAX_LAYERS + 1],
+    /// Per caller: latencies of its answered attempts, and the hedge delay they give.
+    observed: Vec<Option<LatencyHistogram>>,
+    hedge_delay: [Option<SimDuration>; MAX_LAYERS + 1],
+    busy: [u32; MAX_LAYERS],
+    queues: Vec<VecDeque<u32>>,
+    latency: LatencyHistogram,
+    timeline: [BucketCounter; series::COUNT],
+    /// One per user client, then one per service (shared by all its instances).
+    limiters: Vec<Option<Limiter>>,
+    refused: u64,
+    timeouts: u64,
+    /// Per caller: its attempts' timeout deadlines in sending order. A caller's timeout is one fixed length,
+    /// so deadlines come due in that order, and one engine timer per caller (armed for the front) replaces
+    /// one event per attempt; entries of attempts answered in time are skipped when they come due.
+    deadlines: Vec<VecDeque<(SimTime, u32, u32)>>,
+    timer_armed: [bool; MAX_LAYERS + 1],
+}
+
+impl<'a> LayersRun<'a> {
+    fn new(config: &'a LayersConfig, rng: SimRng, bucket: SimDuration) -> Self {
+        let mut limiters = vec![config.user.limiter.clone(); config.clients];
+        limiters.extend(config.services.iter().map(|s| s.policy.limiter.clone()));
+        let mut hedge_delay = [None; MAX_LAYERS + 1];
+        for caller in 0..=config.services.len() {
+            if let Hedge::Fixed(delay) = Self::policy_of(config, caller).hedge {
+                hedge_delay[caller] = Some(delay);
+            }
+        }
+        let percentile = |caller: usize| matches!(Self::policy_of(config, caller).hedge, Hedge::Percentile(_));
+        LayersRun {
+            config,
+            rng,
+            calls: Vec::with_capacity(1024),
+            free_calls: Vec::with_capacity(1024),
+            jobs: Vec::with_capacity(1024),
+            free_jobs: Vec::with_capacity(1024),
+            next_tag: 0,
+            issued: 0,
+            succeeded: 0,
+            finished: 0,
+            arrivals: [0; MAX_LAYERS],
+            retries_at: [0; MAX_LAYERS],
+            hedges_at: [0; MAX_LAYERS],
+            callers: [CallerCounts::default(); MAX_LAYERS + 1],
+            observed: (0..=config.services.len())
+                .map(|c| percentile(c).then(LatencyHistogram::default))
+                .collect(),
+            hedge_delay,
+            busy: [0; MAX_LAYERS],
+            queues: config
+                .services
+                .iter()
+                .map(|s| VecDeque::with_capacity(if s.workers > 0 { 1024 } else { 0 }))
+                .collect(),
+            latency: LatencyHistogram::default(),
+            timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
+            limiters,
+            refused: 0,
+            timeouts: 0,
+            deadlines: (0..=config.services.len()).map(|_| VecDeque::new()).collect(),
+            timer_armed: [false; MAX_LAYERS + 1],
+        }
+    }
+
+    fn policy_of(config: &LayersConfig, caller: usize) -> &CallerPolicy {
+        if caller == 0 { &config.user } else { &config.services[caller - 1].policy }
+    }
+
+    fn policy(&self, caller: u8) -> &'a CallerPolicy {
+        Self::policy_of(self.config, caller as usize)
+    }
+
+    fn hop(&mut self) -> SimDuration {
+        self.config.hop.sample(&mut self.rng)
+    }
+
+    /// A fresh tag; never 0, which marks a free job.
+    fn tag(&mut self) -> u32 {
+        self.next_tag = self.next_tag.checked_add(1).unwrap_or(1);
+        self.next_tag
+    }
+
+    fn free_job(&mut self, job: u32) {
+        self.jobs[job as usize].tag = 0;
+        self.free_jobs.push(job);
+    }
+
+    fn new_call(&mut self, parent: u32, caller: u8, service: u8, now: SimTime) -> u32 {
+        let limiter = if caller == 0 {
+            self.rng.random_range(0..self.config.clients) as u32
+        } else {
+            (self.config.clients + caller as usize - 1) as u32
+        };
+        let call = Call {
+            parent,
+            next_sibling: NONE,
+            caller,
+            service,
+            done: false,
+            failed_attempts: 0,
+            memory: BackoffMemory::default(),
+            started: now,
+            limiter,
+            permit: None,
+            timer: 0,
+            in_flight: [None; 2],
+        };
+        match self.free_calls.pop() {
+            Some(index) => {
+                self.calls[index as usize] = call;
+                index
+            }
+            None => {
+                self.calls.push(call);
+                (self.calls.len() - 1) as u32
+            }
+        }
+    }
+
+    fn new_job(&mut self, call: u32, tag: u32, service: u8) -> u32 {
+        let job =
+            Job { call, tag, service, state: JobState::Pending, cancelled: false, pending: 0, first_child: NONE };
+        match self.free_jobs.pop() {
+            Some(index) => {
+                self.jobs[index as usize] = job;
+                index
+            }
+            None => {
+                self.jobs.push(job);
+                (self.jobs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Sends one attempt of `call` and arms its timeout and hedge timers.
+    fn send(&mut self, call: u32, kind: Kind, scheduler: &mut Scheduler<LayerEvent>) {
+        let now = scheduler.now();
+        let tag = self.tag();
+        let Call { caller, service, .. } = self.calls[call as usize];
+        let job = self.new_job(call, tag, service);
+        let slot = self.calls[call as usize].in_flight.iter().position(Option::is_none).unwrap_or(0);
+        self.calls[call as usize].in_flight[slot] = Some(InFlight { tag, job, sent: now });
+        let counts = &mut self.callers[caller as usize];
+        match kind {
+            Kind::First => counts.first_tries += 1,
+            Kind::Retry => {
+                counts.retries += 1;
+                self.retries_at[service as usize] += 1;
+            }
+            Kind::Hedge => {
+                counts.hedges += 1;
+                self.hedges_at[service as usize] += 1;
+            }
+        }
+        self.arrivals[service as usize] += 1;
+        self.timeline[series::CALLS].record(now);
+        if self.config.is_bottom(service as usize) {
+            self.timeline[series::BOTTOM_CALLS].record(now);
+        }
+        let hop = self.hop();
+        scheduler.schedule_in(hop, LayerEvent::Arrives { job });
+        let policy = self.policy(caller);
+        if let Some(timeout) = policy.timeout {
+            self.deadlines[caller as usize].push_back((now + timeout, call, tag));
+            if !self.timer_armed[caller as usize] {
+                self.timer_armed[caller as usize] = true;
+                scheduler.schedule_in(timeout, LayerEvent::Timeouts { caller });
+            }
+        }
+        if kind != Kind::Hedge
+            && let Some(delay) = self.hedge_delay[caller as usize]
+        {
+            scheduler.schedule_in(delay, LayerEvent::HedgeDue { call, tag });
+        }
+    }
+
+    /// A service takes on `job`: a worker if one is free, else the queue (or a fast failure when it is full).
+    fn arrive(&mut self, job: u32, scheduler: &mut Scheduler<LayerEvent>) {
+        if self.jobs[job as usize].cancelled {
+            return self.free_job(job);
+        }
+        let service = self.jobs[job as usize].service as usize;
+        let config = &self.config.services[service];
+        if config.workers == 0 || self.busy[service] < config.workers {
+            self.busy[service] += 1;
+            return self.start_work(job, scheduler);
+        }
+        if config.queue_limit.is_some_and(|limit| self.queues[service].len() >= limit as usize) {
+            return self.respond(job, false, scheduler);
+        }
+        self.queues[service].push_back(job);
+    }
+
+    fn start_work(&mut self, job: u32, scheduler: &mut Scheduler<LayerEvent>) {
+        let service = &self.config.services[self.jobs[job as usize].service as usize];
+        self.jobs[job as usize].state = JobState::Working;
+        let mut work = service.work.sample(&mut self.rng);
+        if let Some(FaultKind::Slowdown(factor)) = service.faults.at(scheduler.now()) {
+            work = SimDuration::from_nanos_f64(work.as_nanos_f64() * factor);
+        }
+        scheduler.schedule_in(work, LayerEvent::WorkDone { job });
+    }
+
+    /// The service is done with its own work on `job`: free the worker, then fail, answer, or call down.
+    fn work_done(&mut self, job: u32, scheduler: &mut Scheduler<LayerEvent>) {
+        let now = scheduler.now();
+        let index = self.jobs[job as usize].service as usize;
+        let service = &self.config.services[index];
+        self.busy[index] -= 1;
+        if service.workers > 0 {
+            while let Some(next) = self.queues[index].pop_front() {
+                if self.jobs[next as usize].cancelled {
+                    self.free_job(next);
+                    continue;
+                }
+                self.busy[index] += 1;
+                self.start_work(next, scheduler);
+                break;
+            }
+        }
+        if self.jobs[job as usize].cancelled {
+            return self.free_job(job);
+        }
+        match service.faults.at(now) {
+            Some(FaultKind::FailFast | FaultKind::Reset) => return self.respond(job, false, scheduler),
+            Some(FaultKind::BlackHole) => return self.free_job(job),
+            _ => {}
+        }
+        if service.failure_probability > 0.0 && self.rng.random::<f64>() < service.failure_probability {
+            return self.respond(job, false, scheduler);
+        }
+        if service.calls.is_empty() {
+            return self.respond(job, true, scheduler);
+        }
+        let caller = index as u8 + 1;
+        self.jobs[job as usize].state = JobState::Waiting;
+        self.jobs[job as usize].pending = service.calls.len() as u32 * service.fanout;
+        for &below in &service.calls {
+            for _ in 0..service.fanout {
+                let child = self.new_call(job, caller, below, now);
+                self.calls[child as usize].next_sibling = self.jobs[job as usize].first_child;
+                self.jobs[job as usize].first_child = child;
+                self.send(child, Kind::First, scheduler);
+            }
+        }
+    }
+
+    /// `job` answers its caller: frees it and the calls it made (all finished by now).
+    fn respond(&mut self, job: u32, succeeded: bool, scheduler: &mut Scheduler<LayerEvent>) {
+        let Job { call, tag, .. } = self.jobs[job as usize];
+        self.release_children(job);
+        self.free_job(job);
+        let hop = self.hop();
+        scheduler.schedule_in(hop, LayerEvent::Answer { call, tag, succeeded });
+    }
+
+    fn release_children(&mut self, job: u32) {
+        let mut child = self.jobs[job as usize].first_child;
+        while child != NONE {
+            let next = self.calls[child as usize].next_sibling;
+            self.free_calls.push(child);
+            child = next;
+        }
+        self.jobs[job as usize].first_child = NONE;
+    }
+
+    /// Stops a call and everything it caused below: its attempts' jobs, and their calls in turn.
+    fn cancel_call(&mut self, call: u32) {
+        if self.calls[call as usize].done {
+            return;
+        }
+        self.calls[call as usize].done = true;
+        for slot in 0..2 {
+            if let Some(attempt) = self.calls[call as usize].in_flight[slot].take() {
+                self.cancel_job(attempt.job, attempt.tag);
+            }
+        }
+    }
+
+    /// Cancels `job` if it still handles attempt `tag` (it may have answered, and been reused, already).
+    fn cancel_job(&mut self, job: u32, tag: u32) {
+        if self.jobs[job as usize].tag != tag {
+            return;
+        }
+        self.jobs[job as usize].cancelled = true;
+        if self.jobs[job as usize].state != JobState::Waiting {
+            // A pending event (arrival, queue, work) finds it cancelled and frees it.
+            return;
+        }
+        let mut child = self.jobs[job as usize].first_child;
+        while child != NONE {
+            self.cancel_call(child);
+            child = self.calls[child as usize].next_sibling;
+        }
+        self.release_children(job);
+        self.free_job(job);
+    }
+
+    /// Removes attempt `tag` from `call`'s flights; `None` if the attempt is no longer awaited.
+    fn land(&mut self, call: u32, tag: u32) -> Option<InFlight> {
+        let state = &mut self.calls[call as usize];
+        if state.done {
+            return None;
+        }
+        let slot = state.in_flight.iter().position(|f| f.is_some_and(|f| f.tag == tag))?;
+        state.in_flight[slot].take()
+    }
+
+    fn answer(&mut self, call: u32, tag: u32, succeeded: bool, scheduler: &mut Scheduler<LayerEvent>) {
+        let now = scheduler.now();
+        let Some(attempt) = self.land(call, tag) else { return };
+        let snapshot = self.calls[call as usize];
+        let caller = snapshot.caller as usize;
+        if let (Hedge::Percentile(q), Some(observed)) = (self.policy(snapshot.caller).hedge, &mut self.observed[caller]) {
+            observed.record(now - attempt.sent);
+            let count = observed.count();
+            if count >= PERCENTILE_WARMUP && count % PERCENTILE_REFRESH == 0 {
+                self.hedge_delay[caller] = Some(SimDuration::from_nanos_f64(observed.quantile_nanos(q)));
+            }
+        }
+        if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
+            limiter.record(now, Outcome { succeeded, timed_out: false, permit: snapshot.permit });
+        }
+        if succeeded {
+            return self.finish_call(call, true, scheduler);
+        }
+        self.after_failure(call, scheduler);
+    }
+
+    /// Times out every attempt of `caller` whose deadline has come, then re-arms the timer for the next one.
+    fn timeouts_due(&mut self, caller: u8, scheduler: &mut Scheduler<LayerEvent>) {
+        let now = scheduler.now();
+        let index = caller as usize;
+        // Retries sent from here push new deadlines; they must not arm a second timer.
+        self.timer_armed[index] = true;
+        while let Some(&(deadline, call, tag)) = self.deadlines[index].front() {
+            if deadline > now {
+                scheduler.schedule_at(deadline, LayerEvent::Timeouts { caller });
+                return;
+            }
+            self.deadlines[index].pop_front();
+            self.timeout(call, tag, scheduler);
+        }
+        self.timer_armed[index] = false;
+    }
+
+    fn timeout(&mut self, call: u32, tag: u32, scheduler: &mut Scheduler<LayerEvent>) {
+        if self.land(call, tag).is_none() {
+            return;
+        }
+        self.timeouts += 1;
+        let snapshot = self.calls[call as usize];
+        if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
+            limiter.record(scheduler.now(), Outcome { succeeded: false, timed_out: true, permit: snapshot.permit });
+        }
+        self.after_failure(call, scheduler);
+    }
+
+    /// An attempt of `call` failed (or timed out): wait for a hedge still in flight, else retry or give up.
+    fn after_failure(&mut self, call: u32, scheduler: &mut Scheduler<LayerEvent>) {
+        let now = scheduler.now();
+        if self.calls[call as usize].in_flight.iter().any(Option::is_some) {
+            return;
+        }
+        let state = &mut self.calls[call as usize];
+        state.failed_attempts += 1;
+        let snapshot = *state;
+        let caller = snapshot.caller as usize;
+        let policy = self.policy(snapshot.caller);
+        if snapshot.failed_attempts >= policy.attempts {
+            return self.finish_call(call, false, scheduler);
+        }
+        let counts = self.callers[caller];
+        if policy.budget.is_some_and(|b| (counts.retries + 1) as f64 > b * counts.first_tries as f64) {
+            self.refused += 1;
+            return self.finish_call(call, false, scheduler);
+        }
+        if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
+            match limiter.acquire_retry(now, false) {
+                Some(permit) => self.calls[call as usize].permit = Some(permit),
+                None => {
+                    self.refused += 1;
+                    return self.finish_call(call, false, scheduler);
+                }
+            }
+        }
+        let tag = self.tag();
+        let state = &mut self.calls[call as usize];
+        state.timer = tag;
+        let elapsed = now - state.started;
+        match policy.backoff.after_failure(state.failed_attempts, elapsed, None, &mut state.memory, &mut self.rng) {
+            RetryDecision::RetryAfter(sleep) => scheduler.schedule_in(sleep, LayerEvent::RetryDue { call, tag }),
+            RetryDecision::GiveUp(_) => self.finish_call(call, false, scheduler),
+        }
+    }
+
+    fn hedge_due(&mut self, call: u32, tag: u32, scheduler: &mut Scheduler<LayerEvent>) {
+        let state = &self.calls[call as usize];
+        let waiting = state.in_flight.iter().flatten().count() == 1
+            && state.in_flight.iter().flatten().any(|f| f.tag == tag);
+        if state.done || !waiting {
+            return;
+        }
+        let counts = self.callers[state.caller as usize];
+        let policy = self.policy(state.caller);
+        if policy.hedge_max_extra.is_some_and(|cap| (counts.hedges + 1) as f64 > cap * counts.first_tries as f64) {
+            return;
+        }
+        self.send(call, Kind::Hedge, scheduler);
+    }
+
+    /// `call` has its final result: cancel any copy still in flight, then tell the job it serves.
+    fn finish_call(&mut self, call: u32, succeeded: bool, scheduler: &mut Scheduler<LayerEvent>) {
+        self.cancel_call(call);
+        let state = self.calls[call as usize];
+        if state.parent == NONE {
+            self.free_calls.push(call);
+            self.finished += 1;
+            if succeeded {
+                self.succeeded += 1;
+                self.latency.record(scheduler.now() - state.started);
+                self.timeline[series::GOODPUT].record(scheduler.now());
+            }
+            return;
+        }
+        let parent = state.parent;
+        if !succeeded {
+            // All calls must succeed: the first final failure fails the job, and its other calls are moot.
+            let mut child = self.jobs[parent as usize].first_child;
+            while child != NONE {
+                self.cancel_call(child);
+                child = self.calls[child as usize].next_sibling;
+            }
+            return self.respond(parent, false, scheduler);
+        }
+        let job = &mut self.jobs[parent as usize];
+        job.pending -= 1;
+        if job.pending == 0 {
+            self.respond(parent, true, scheduler);
+        }
+    }
+
+    fn finish(self, events: u64) -> RunOutput {
+        let requests = self.issued.max(1) as f64;
+        let layers = self.config.services.len();
+        let per_request = |n: u64| n as f64 / requests;
+        let mut metrics = vec![f64::NAN; metric::COUNT];
+        metrics[metric::REQUESTS] = self.issued as f64;
+        metrics[metric::SUCCESS_RATE] =
+            if self.finished == 0 { f64::NAN } else { self.succeeded as f64 / self.finished as f64 };
+        metrics[metric::AMPLIFICATION] = per_request(self.arrivals.iter().sum());
+        let bottom: u64 = (0..layers).filter(|&s| self.config.is_bottom(s)).map(|s| self.arrivals[s]).sum();
+        metrics[metric::BOTTOM_CALLS] = per_request(bottom);
+        metrics[metric::RETRIES] = per_request(self.callers.iter().map(|c| c.retries).sum());
+        metrics[metric::HEDGES] = per_request(self.callers.iter().map(|c| c.hedges).sum());
+        metrics[metric::TIMEOUTS] = per_request(self.timeouts);
+        metrics[metric::REFUSED] = per_request(self.refused);
+        metrics[metric::LATENCY_P50_MS] = self.latency.quantile_nanos(0.5) / 1e6;
+        metrics[metric::LATENCY_P99_MS] = self.latency.quantile_nanos(0.99) / 1e6;
+        metrics[metric::EVENTS] = events as f64;
+        for layer in 0..layers {
+            metrics[metric::LAYER_0 + layer] = per_request(self.arrivals[layer]);
+            metrics[metric::RETRIES_L0 + layer] = per_request(self.retries_at[layer]);
+            metrics[metric::HEDGES_L0 + layer] = per_request(self.hedges_at[layer]);
+        }
+        let buckets = self.timeline.iter().map(|t| t.counts().len()).max().unwrap_or(0);
+        let mut timeline = vec![0.0; buckets * series::COUNT];
+        for (index, counter) in self.timeline.iter().enumerate() {
+            for (bucket, &count) in counter.counts().iter().enumerate() {
+                timeline[bucket * series::COUNT + index] = f64::from(count);
+            }
+        }
+        let highlights = self
+            .config
+            .services
+            .iter()
+            .flat_map(|s| s.faults.windows().iter().map(|w| (w.start, w.end)))
+            .collect();
+        RunOutput { metrics, timeline, events, latency: Some(self.latency.sparse()), highlights, ..RunOutput::default() }
+    }
+}
+
+impl Model for LayersRun<'_> {
+    type Event = LayerEvent;
+
+    fn handle(&mut self, event: LayerEvent, scheduler: &mut Scheduler<LayerEvent>) {
+        match event {
+            LayerEvent::UserRequest => {
+                self.issued += 1;
+                let call = self.new_call(NONE, 0, 0, scheduler.now());
+                self.send(call, Kind::First, scheduler);
+                if self.issued < self.config.requests {
+                    let gap = -(1.0 - self.rng.random::<f64>()).ln() / self.config.rate_per_nano;
+                    scheduler.schedule_in(SimDuration::from_nanos_f64(gap), LayerEvent::UserRequest);
+                }
+            }
+            LayerEvent::Arrives { job } => self.arrive(job, scheduler),
+            LayerEvent::WorkDone { job } => self.work_done(job, scheduler),
+            LayerEvent::Answer { call, tag, succeeded } => self.answer(call, tag, succeeded, scheduler),
+            LayerEvent::Timeouts { caller } => self.timeouts_due(caller, scheduler),
+            LayerEvent::RetryDue { call, tag } => {
+                let state = &self.calls[call as usize];
+                if !state.done && state.timer == tag {
+                    self.send(call, Kind::Retry, scheduler);
+                }
+            }
+            LayerEvent::HedgeDue { call, tag } => self.hedge_due(call, tag, scheduler),
+        }
+    }
+}

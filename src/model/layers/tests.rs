@@ -1,0 +1,321 @@
+//! Anchors and behaviour of the layered model.
+
+use super::*;
+use crate::engine::SimDuration;
+use crate::model::ModelKind;
+use crate::stats::{Estimate, t_975};
+
+const BUCKET: SimDuration = SimDuration::from_millis(100);
+
+/// Half-width of the 99% CI of 10 replicates: the 95% one scaled by t(0.995, 9)/t(0.975, 9).
+fn ci99(estimate: Estimate) -> f64 {
+    estimate.ci95 / t_975(9) * 3.249836
+}
+
+fn config(changes: &[(&str, Value)]) -> LayersConfig {
+    Layers::configure(&ModelKind::Layers.point_with(changes)).unwrap()
+}
+
+fn metrics(changes: &[(&str, Value)], seed: u64) -> Vec<f64> {
+    Layers::simulate(&config(changes), RunSettings::new(seed, BUCKET)).metrics
+}
+
+#[test]
+fn a_hard_down_bottom_sees_a_to_the_l_calls_per_request() {
+    // ANCHORS.md: 3 layers × 3 attempts = 27; 4^3 = 64; 3^5 = 243; all layers together Σ A^i.
+    for (layers, attempts) in [(3_i64, 3_i64), (3, 4), (5, 3), (1, 2)] {
+        let m = metrics(
+            &[("layers", Value::Count(layers)), ("attempts", Value::Count(attempts)), ("requests", Value::Count(50))],
+            1,
+        );
+        let bottom = (attempts as f64).powi(layers as i32);
+        let total: f64 = (1..=layers).map(|i| (attempts as f64).powi(i as i32)).sum();
+        assert_eq!(m[metric::BOTTOM_CALLS], bottom, "{layers} layers × {attempts}");
+        assert_eq!(m[metric::AMPLIFICATION], total);
+        assert_eq!(m[metric::SUCCESS_RATE], 0.0);
+        for layer in 0..layers as usize {
+            assert_eq!(m[metric::LAYER_0 + layer], (attempts as f64).powi(layer as i32 + 1));
+        }
+    }
+}
+
+#[test]
+fn retrying_only_at_the_top_or_the_bottom_sends_a_calls() {
+    for placement in ["top", "bottom"] {
+        let m = metrics(&[("layers", Value::Count(4)), ("placement", Value::Choice(placement))], 2);
+        assert_eq!(m[metric::BOTTOM_CALLS], 3.0, "{placement}");
+    }
+}
+
+#[test]
+fn independent_failures_give_the_geometric_load_and_success() {
+    // One layer, 4 attempts (3 retries), p = 0.5: success 1 − 0.5^4 = 0.9375, load (1 − 0.5^4)/0.5 = 1.875.
+    let changes = [
+        ("layers", Value::Count(1)),
+        ("attempts", Value::Count(4)),
+        ("failure_probability", Value::Real(0.5)),
+        ("requests", Value::Count(20_000)),
+    ];
+    let runs: Vec<Vec<f64>> = (0..10).map(|seed| metrics(&changes, seed)).collect();
+    let success = Estimate::of(&runs.iter().map(|m| m[metric::SUCCESS_RATE]).collect::<Vec<_>>());
+    let load = Estimate::of(&runs.iter().map(|m| m[metric::BOTTOM_CALLS]).collect::<Vec<_>>());
+    assert!((success.mean - 0.9375).abs() <= ci99(success), "{success:?}");
+    assert!((load.mean - 1.875).abs() <= ci99(load), "{load:?}");
+    assert!(success.ci95 < 0.005 && load.ci95 < 0.02, "tight enough to mean something");
+    // Across layers: expected bottom calls (1 − p^(k^L))/(1 − p), here k = 2, L = 3, p = 0.5.
+    let changes = [
+        ("layers", Value::Count(3)),
+        ("attempts", Value::Count(2)),
+        ("failure_probability", Value::Real(0.5)),
+        ("requests", Value::Count(20_000)),
+    ];
+    let bottom: Vec<f64> = (0..10).map(|seed| metrics(&changes, seed)[metric::BOTTOM_CALLS]).collect();
+    let bottom = Estimate::of(&bottom);
+    let expected = (1.0 - 0.5_f64.powi(8)) / 0.5;
+    assert!((bottom.mean - expected).abs() <= ci99(bottom), "{bottom:?} vs {expected}");
+    assert!(bottom.ci95 < 0.02);
+}
+
+#[test]
+fn a_budget_of_b_per_layer_amplifies_by_one_plus_b_per_layer() {
+    // ANCHORS.md: budget b at p = 1 gives (1 + b)^L.
+    let m = metrics(
+        &[
+            ("layers", Value::Count(3)),
+            ("attempts", Value::Count(10)),
+            ("limiter", Value::Choice("budget")),
+            ("budget", Value::Real(0.2)),
+            ("requests", Value::Count(20_000)),
+        ],
+        3,
+    );
+    let expected = 1.2_f64.powi(3);
+    assert!((m[metric::BOTTOM_CALLS] - expected).abs() < 0.01, "{} vs {expected}", m[metric::BOTTOM_CALLS]);
+}
+
+#[test]
+fn limiters_cap_retries_at_total_failure() {
+    // One caller, 4 attempts, everything fails, 10,000 requests from one client.
+    let run = |limiter: &'static str| {
+        metrics(
+            &[
+                ("layers", Value::Count(1)),
+                ("attempts", Value::Count(4)),
+                ("limiter", Value::Choice(limiter)),
+                ("requests", Value::Count(10_000)),
+            ],
+            4,
+        )
+    };
+    assert_eq!(run("none")[metric::BOTTOM_CALLS], 4.0);
+    // Token bucket, 0.1 per call, capacity 5: r = 0.1·(N + r), so r = N/9, plus the 5 initial tokens.
+    let bucket = run("token-bucket")[metric::BOTTOM_CALLS];
+    assert!((bucket - (1.0 + 1.0 / 9.0 + 5.0 / 10_000.0)).abs() < 1e-3, "{bucket}");
+    // gRPC allows a retry after each of the first 4 failed calls (tokens 9, 8, 7, 6 > 5) and none after the
+    // 5th, at 100% failure for good; requests that run out of attempts first use fewer.
+    let grpc_retries = (run("grpc")[metric::BOTTOM_CALLS] - 1.0) * 10_000.0;
+    assert!((3.0..=4.0).contains(&grpc_retries.round()), "{grpc_retries}");
+    // The AWS quota pays for 100 retries, then none.
+    assert_eq!(run("aws-quota")[metric::BOTTOM_CALLS], 1.0 + 100.0 / 10_000.0);
+}
+
+/// Runs the only point of a scenario text, `replicates` times with seeds 0, 1, ….
+fn runs_of(text: &str, replicates: u64) -> Vec<Vec<f64>> {
+    let scenario = crate::scenario::Scenario::from_source(std::path::Path::new("t.toml"), text.to_owned())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let points = crate::scenario::plan(&scenario).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(points.len(), 1);
+    (0..replicates).map(|seed| points[0].config.simulate(RunSettings::new(seed, BUCKET)).metrics).collect()
+}
+
+fn estimate(runs: &[Vec<f64>], index: usize) -> Estimate {
+    Estimate::of(&runs.iter().map(|m| m[index]).collect::<Vec<_>>())
+}
+
+#[test]
+fn a_graph_fans_out_and_counts_each_service_in_breadth_first_order() {
+    // api calls auth once and catalog 3 times; each of those calls db twice. Nothing fails.
+    let runs = runs_of(
+        r#"
+schema_version = 1
+[model]
+kind = "layers"
+failure_probability = 0.0
+[workload]
+requests = 100
+[layer.api]
+calls = ["auth", "catalog"]
+[layer.auth]
+calls = "db"
+fanout = 2
+[layer.catalog]
+calls = "db"
+fanout = 2
+[layer.db]
+[layer.api.__unused]
+"#
+        .replace("[layer.api.__unused]\n", "")
+        .as_str(),
+        1,
+    );
+    let m = &runs[0];
+    // Order: api, auth, catalog, db. db sees 2 (via auth) + 2 (via catalog) per request.
+    assert_eq!(m[metric::LAYER_0], 1.0);
+    assert_eq!(m[metric::LAYER_0 + 1], 1.0);
+    assert_eq!(m[metric::LAYER_0 + 2], 1.0);
+    assert_eq!(m[metric::LAYER_0 + 3], 4.0);
+    assert!(m[metric::LAYER_0 + 4].is_nan());
+    assert_eq!(m[metric::BOTTOM_CALLS], 4.0);
+    assert_eq!(m[metric::AMPLIFICATION], 7.0);
+    assert_eq!(m[metric::SUCCESS_RATE], 1.0);
+}
+
+#[test]
+fn a_fan_out_succeeds_only_if_every_branch_does() {
+    // One call fans out to 10 leaves that each fail with p = 0.1; no retries: success 0.9^10 = 0.3487.
+    let text = r#"
+schema_version = 1
+[model]
+kind = "layers"
+attempts = 1
+failure_probability = 0.1
+[workload]
+requests = 20000
+[layer.front]
+calls = "leaf"
+fanout = 10
+[layer.leaf]
+"#;
+    let runs = runs_of(text, 10);
+    let success = estimate(&runs, metric::SUCCESS_RATE);
+    let expected = 0.9_f64.powi(10);
+    assert!((success.mean - expected).abs() <= ci99(success), "{success:?} vs {expected}");
+    assert!(success.ci95 < 0.005);
+    // All ten leaf calls leave at once, before any answer, so each request sends exactly ten.
+    assert!(runs.iter().all(|m| m[metric::BOTTOM_CALLS] == 10.0), "{:?}", runs.iter().map(|m| m[metric::BOTTOM_CALLS]).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_service_with_one_worker_is_an_m_m_1_queue() {
+    // ANCHORS.md, queues: λ = 0.8, μ = 1 per ms: the response time is exponential with mean 5 ms, so its
+    // median is 5·ln 2 = 3.466 ms and its 99th percentile 5·ln 100 = 23.03 ms (zero network delay).
+    let text = r#"
+schema_version = 1
+[model]
+kind = "layers"
+layers = 1
+failure_probability = 0.0
+workers = 1
+service = "exponential"
+service_time = "1ms"
+hop_delay = "0ms"
+[workload]
+requests = 200000
+rate = 800
+"#;
+    let runs = runs_of(text, 10);
+    for (index, expected) in [(metric::LATENCY_P50_MS, 5.0 * 2_f64.ln()), (metric::LATENCY_P99_MS, 5.0 * 100_f64.ln())]
+    {
+        let measured = estimate(&runs, index);
+        // The histogram reports bucket midpoints, within 1/128 of the value.
+        let tolerance = ci99(measured) + expected / 128.0;
+        assert!((measured.mean - expected).abs() <= tolerance, "{measured:?} vs {expected}");
+        assert!(measured.ci95 < 0.05 * expected, "{measured:?}");
+    }
+}
+
+#[test]
+fn a_fixed_hedge_goes_out_for_the_slow_tail_only_and_the_cap_holds() {
+    // Exponential work with mean 10 ms and instant hops: the first copy is still unanswered at 20 ms with
+    // probability e^−2 = 0.1353, which is the expected hedges per request.
+    let text = |extra: &str| {
+        format!(
+            r#"
+schema_version = 1
+[model]
+kind = "layers"
+layers = 1
+failure_probability = 0.0
+service = "exponential"
+service_time = "10ms"
+hop_delay = "0ms"
+[workload]
+requests = 20000
+[client]
+hedge = "fixed"
+hedge_delay = "20ms"
+{extra}
+"#
+        )
+    };
+    let runs = runs_of(&text(""), 10);
+    let hedges = estimate(&runs, metric::HEDGES);
+    let expected = (-2.0_f64).exp();
+    assert!((hedges.mean - expected).abs() <= ci99(hedges), "{hedges:?} vs {expected}");
+    assert_eq!(estimate(&runs, metric::HEDGES_L0).mean, hedges.mean);
+    // The median answer is unchanged (below the hedge delay); the p99 drops from 10·ln 100 = 46 ms to about
+    // 20 ms + the faster of two fresh copies.
+    assert!(estimate(&runs, metric::LATENCY_P99_MS).mean < 40.0);
+    let capped = runs_of(&text("hedge_max_extra = 0.05"), 3);
+    assert!(capped.iter().all(|m| m[metric::HEDGES] <= 0.05 && m[metric::HEDGES] > 0.045), "{capped:?}");
+}
+
+#[test]
+fn timeouts_abandon_attempts_and_count_as_failures() {
+    // Work takes 50 ms but the user's client waits 20 ms per attempt: every one of 3 attempts times out.
+    let text = r#"
+schema_version = 1
+[model]
+kind = "layers"
+layers = 2
+failure_probability = 0.0
+service_time = "50ms"
+[workload]
+requests = 100
+[client]
+timeout = "20ms"
+[layer.front]
+calls = "back"
+timeout = "1s"
+[layer.back]
+"#;
+    let text = text.replace("layers = 2\n", "");
+    let m = &runs_of(&text, 1)[0];
+    assert_eq!(m[metric::SUCCESS_RATE], 0.0);
+    assert_eq!(m[metric::TIMEOUTS], 3.0);
+    // The abandoned attempts still run to the bottom: front does not cancel what it called.
+    assert_eq!(m[metric::BOTTOM_CALLS], 3.0);
+}
+
+#[test]
+fn a_failed_branch_cancels_its_siblings_down_the_graph() {
+    // front calls a (fails at once) and b (slow, 10 s); b calls c. The request fails as soon as a does, and b's
+    // work is cancelled before it calls c, so c never sees a call.
+    let text = r#"
+schema_version = 1
+[model]
+kind = "layers"
+attempts = 1
+failure_probability = 0.0
+[workload]
+requests = 50
+[layer.front]
+calls = ["a", "b"]
+[layer.a]
+failure_probability = 1.0
+[layer.b]
+calls = "c"
+workers = 1
+service_time = "10s"
+[layer.c]
+"#;
+    let m = &runs_of(text, 1)[0];
+    assert_eq!(m[metric::SUCCESS_RATE], 0.0);
+    // Order: front, a, b, c.
+    assert_eq!(m[metric::LAYER_0 + 1], 1.0);
+    assert_eq!(m[metric::LAYER_0 + 2], 1.0);
+    // Only the first request's b call ever got to work (one worker, 10 s); the rest were cancelled in its
+    // queue, and that one was cancelled before it called c.
+    assert_eq!(m[metric::LAYER_0 + 3], 0.0);
+    assert!(m[metric::LATENCY_P50_MS].is_nan());
+}
