@@ -127,11 +127,5 @@ fn layers_chain(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(
-    benches,
-    occ_events_per_second,
-    server_events_per_second,
-    channel_events_per_second,
-    layers_chain
-);
+criterion_group!(benches, occ_events_per_second, server_events_per_second, channel_events_per_second, layers_chain);
 criterion_main!(benches);

@@ -466,3 +466,148 @@ fn channel_needs_stations_and_a_slot() {
         &["channel.toml:10:13", "model.slot_time", "longer than 0"],
     );
 }
+
+/// A call graph: api calls auth and catalog, both call db.
+const GRAPH: &str = r#"schema_version = 1
+name = "graph"
+seed = 5
+replicates = 2
+
+[model]
+kind = "layers"
+failure_probability = 0.01
+
+[workload]
+requests = 200
+
+[client]
+timeout = "1s"
+
+[layer.api]
+calls = ["auth", "catalog"]
+workers = 8
+
+[layer.auth]
+calls = "db"
+
+[layer.catalog]
+calls = "db"
+fanout = 3
+hedge = "fixed"
+hedge_delay = "20ms"
+hedge_max_extra = 0.1
+
+[layer.db]
+workers = 4
+service = "exponential"
+"#;
+
+fn assert_bad_graph(from: &str, to: &str, expected: &[&str]) {
+    assert_refused(GRAPH, "graph.toml", from, to, expected);
+}
+
+#[test]
+fn the_graph_scenario_runs_and_reports_every_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "graph.toml", GRAPH);
+    let out = dir.path().join("out");
+    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).assert().success();
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(summary.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let row = rows.records().next().unwrap().unwrap();
+    let value = |name: &str| -> f64 {
+        let index = headers.iter().position(|h| h == name).unwrap_or_else(|| panic!("no {name} in {headers:?}"));
+        if row[index].is_empty() { f64::NAN } else { row[index].parse().unwrap() }
+    };
+    // api, auth, catalog, db: db gets 1 call via auth and 3 via catalog per request, plus retries and hedges.
+    assert!(value("amplification_l1_mean") >= 1.0);
+    assert!(value("amplification_l4_mean") >= 4.0);
+    assert!(value("amplification_l5_mean").is_nan());
+}
+
+#[test]
+fn graph_refers_to_a_missing_layer() {
+    assert_bad_graph(
+        "calls = \"db\"\n\n[layer.catalog]",
+        "calls = \"dbx\"\n\n[layer.catalog]",
+        &["graph.toml:21:9", "layer.auth.calls", "there is no [layer.dbx]", "layer.api, layer.auth"],
+    );
+}
+
+#[test]
+fn graph_with_a_cycle() {
+    assert_bad_graph(
+        "workers = 4\nservice",
+        "workers = 4\ncalls = \"auth\"\nservice",
+        &["graph.toml:", "layer.", "cycle in the graph", "auth → db → auth"],
+    );
+}
+
+#[test]
+fn graph_with_two_entries() {
+    assert_bad_graph(
+        "[layer.db]",
+        "[layer.extra]\n\n[layer.db]",
+        &["graph.toml:", "layer.extra", "nothing links to api or extra"],
+    );
+}
+
+#[test]
+fn graph_and_a_layer_count_together() {
+    assert_bad_graph(
+        "failure_probability = 0.01",
+        "failure_probability = 0.01\nlayers = 4",
+        &["graph.toml:9:10", "model.layers", "remove `layers`"],
+    );
+}
+
+#[test]
+fn graph_unknown_key_in_a_layer() {
+    assert_bad_graph(
+        "fanout = 3",
+        "fanout = 3\nworkerz = 2",
+        &["graph.toml:", "layer.catalog.workerz", "valid keys: calls"],
+    );
+}
+
+#[test]
+fn graph_hedge_delay_zero_without_a_cap() {
+    assert_bad_graph(
+        "hedge_delay = \"20ms\"\nhedge_max_extra = 0.1",
+        "hedge_delay = \"0ms\"",
+        &["graph.toml:27:15", "layer.catalog.hedge_delay", "zero delay", "hedge_max_extra"],
+    );
+}
+
+#[test]
+fn graph_budget_above_100_percent() {
+    assert_bad_graph(
+        "workers = 8",
+        "workers = 8\nlimiter = \"budget\"\nbudget = 1.5",
+        &["graph.toml:20:10", "layer.api.budget", "out of range"],
+    );
+}
+
+#[test]
+fn graph_black_hole_without_a_timeout() {
+    let without_timeouts = GRAPH.replace("timeout = \"1s\"\n", "");
+    assert_refused(
+        &without_timeouts,
+        "graph.toml",
+        "workers = 4\n",
+        "workers = 4\nfaults = \"1s..2s black-hole\"\n",
+        &["graph.toml:", "layer.db.faults", "black-hole window at \"db\"", "need a `timeout`"],
+    );
+}
+
+#[test]
+fn layer_tables_in_a_model_without_parts() {
+    assert_refused(
+        SERVER,
+        "server.toml",
+        "[client]",
+        "[layer.a]\n\n[client]",
+        &["server.toml:", "takes no [layer.*] tables"],
+    );
+}

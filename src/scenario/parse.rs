@@ -246,7 +246,12 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
                 return Err(InputError::new(
                     &file,
                     origin,
-                    Some(replaced.to_string()),
+                    Some(
+                        settings
+                            .iter()
+                            .find(|s| s.spec.key == *replaced)
+                            .map_or_else(|| replaced.to_string(), |s| Scenario::dotted_key(s.spec)),
+                    ),
                     format!("the [{}.*] tables give the graph here; remove `{replaced}`", spec.table),
                 ));
             }

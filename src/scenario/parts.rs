@@ -203,8 +203,7 @@ fn check_one_entry(
     origins: &[PartOrigins],
     at: Locator<'_>,
 ) -> Result<(), InputError> {
-    let entries: Vec<usize> =
-        (0..parts.len()).filter(|&i| !parts.iter().any(|p| p.links.contains(&i))).collect();
+    let entries: Vec<usize> = (0..parts.len()).filter(|&i| !parts.iter().any(|p| p.links.contains(&i))).collect();
     if entries.len() == 1 {
         return Ok(());
     }

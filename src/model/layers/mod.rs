@@ -455,8 +455,9 @@ impl SimModel for Layers {
                 return Err(ParamError {
                     key: "faults",
                     message: format!(
-                        "a black-hole window at \"{}\" never answers, so its callers need a `timeout`",
-                        service.name
+                        "a black-hole window at \"{}\" never answers, so its callers need a `timeout`{}",
+                        service.name,
+                        if point.parts().is_empty() { String::new() } else { format!(" (in [layer.{}])", service.name) }
                     ),
                 });
             }
