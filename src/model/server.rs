@@ -836,7 +836,7 @@ impl<'a> ServerRun<'a> {
     fn record_outcome(&mut self, slot: u32, succeeded: bool, timed_out: bool, now: SimTime) {
         let permit = self.requests[slot as usize].permit;
         if let Some(limiter) = &mut self.retry_limiter {
-            limiter.record(now, CallOutcome { succeeded, timed_out, permit });
+            limiter.record(now, CallOutcome { succeeded, timed_out, throttled: false, permit });
         }
     }
 
