@@ -431,7 +431,7 @@ impl Model for LayersRun<'_> {
             LayerEvent::Answer { call, succeeded } => {
                 let snapshot = self.calls[call as usize];
                 if let Some(limiter) = self.limiters.get_mut(snapshot.limiter as usize) {
-                    limiter.record(now, Outcome { succeeded, timed_out: false, permit: snapshot.permit });
+                    limiter.record(now, if succeeded { Outcome::success(snapshot.permit) } else { Outcome::failure(snapshot.permit) });
                 }
                 if succeeded {
                     return self.finish_call(call, true, scheduler);
