@@ -10,7 +10,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::Error;
 use crate::model::ModelKind;
-use crate::policy::Strategy;
+use crate::policy::{Strategy, presets};
 use crate::report::{self, RunInfo, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::sweep::{SweepSettings, run_sweep};
@@ -152,7 +152,8 @@ pub fn validate(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<(), Error> 
     Ok(())
 }
 
-/// `retrylab strategies`: every strategy with its formula, and the conventions the formulas share.
+/// `retrylab strategies`: every strategy with its formula, every preset with its parameters and source, and the
+/// conventions the formulas share.
 pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
     let mut text = String::new();
     text.push_str("Backoff strategies (set `strategy` in [client]):\n\n");
@@ -164,6 +165,25 @@ pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
             strategy.formula(),
             "",
             strategy.about()
+        ));
+    }
+    text.push_str(
+        "\nPresets (set `strategy` to one: it fixes base, cap, multiplier and max_attempts, and brings its limiter\n\
+         when `limiter` is \"none\"):\n\n",
+    );
+    let width = presets::ALL.iter().map(|p| p.name.len()).max().unwrap_or(0);
+    for preset in presets::ALL {
+        let attempts = preset.max_attempts.map_or("unlimited attempts".to_owned(), |n| format!("{n} attempts"));
+        text.push_str(&format!(
+            "  {:width$}  {}, b = {}, c = {}, m = {}; {attempts}; limiter {}\n  {:width$}  source: {}\n",
+            preset.name,
+            preset.strategy,
+            preset.backoff.base,
+            preset.backoff.cap,
+            preset.backoff.multiplier,
+            preset.limiter,
+            "",
+            preset.source
         ));
     }
     text.push_str(
@@ -180,4 +200,23 @@ pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
         }
     }
     stdout.write_all(text.as_bytes()).map_err(|source| Error::Write { path: PathBuf::from("<stdout>"), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_lists_every_preset_with_its_parameters_and_source() {
+        let mut out = Vec::new();
+        strategies(&mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for preset in presets::ALL {
+            let line = text.lines().find(|line| line.trim_start().starts_with(&format!("{} ", preset.name)));
+            let line = line.unwrap_or_else(|| panic!("{} is not listed", preset.name));
+            assert!(line.contains(preset.strategy.name()) && line.contains(preset.limiter), "{line}");
+            assert!(text.contains(preset.source), "{}", preset.name);
+        }
+        assert!(text.contains("tcp-rfc6298       exponential-from-base, b = 1s, c = 120s, m = 2; 16 attempts"));
+    }
 }

@@ -320,6 +320,24 @@ mod tests {
     }
 
     #[test]
+    fn presets_supply_backoff_and_attempts_and_every_client_ends() {
+        // OCC has no limiter: a preset contributes its strategy, base, cap, multiplier and max_attempts only.
+        for preset in crate::policy::presets::ALL {
+            let point = ModelKind::Occ.point_with(&[
+                ("clients", crate::model::Value::Count(10)),
+                ("strategy", crate::model::Value::Choice(preset.name)),
+            ]);
+            let config = Occ::configure(&point).unwrap_or_else(|e| panic!("{}: {e:?}", preset.name));
+            assert_eq!(config.retry.backoff, preset.backoff);
+            assert_eq!(config.retry.max_attempts, preset.max_attempts);
+            let m = Occ::simulate(&config, RunSettings::new(5, BUCKET)).metrics;
+            assert_eq!(m[metric::SUCCESS_RATE] * 10.0 + m[metric::GAVE_UP], 10.0, "{}", preset.name);
+            let most = f64::from(preset.max_attempts.unwrap_or(u32::MAX)) * 10.0;
+            assert!(m[metric::CALLS] >= 10.0 && m[metric::CALLS] <= most, "{}", preset.name);
+        }
+    }
+
+    #[test]
     fn metric_positions_match_the_declared_names() {
         let kind = ModelKind::Occ;
         assert_eq!(kind.metrics().len(), metric::COUNT);

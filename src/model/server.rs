@@ -20,13 +20,15 @@ use std::collections::VecDeque;
 
 use rand::RngExt;
 
-use super::client::{CLIENT_PARAMS, retry_policy};
+use super::client::{CLIENT_PARAMS, client_policy};
 use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
-use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
+use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, mix64, run, sim_rng};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
-use crate::policy::limiters::{LIMITER_NAMES, Limiter, Outcome as CallOutcome, Permit, RetryBudget, RetryLimiter};
+use crate::policy::limiters::{
+    Admission, LIMITER_NAMES, Limiter, Outcome as CallOutcome, Permit, RetryBudget, RetryLimiter,
+};
 use crate::workload::{RateSchedule, SCHEDULE_SYNTAX};
 use crate::policy::{BackoffMemory, Classifier, Response, RetryAfterPolicy, RetryDecision, RetryPolicy, TokenBucket};
 
@@ -229,7 +231,10 @@ const SERVER_CLIENT_PARAMS: &[ParamSpec] = &[
         default: ParamDefault::Value(Value::Choice("none")),
         help: "one retry limiter for the whole client fleet: budget (`budget` of first tries over 10 s), \
                token-bucket (0.1 per call, capacity 5), breaker (no retries while > 10% of the last 100 calls \
-               failed, 1 s pauses), grpc (10, 0.1), aws-quota (500, 5, 10) or finagle (20% + 10/s over 10 s)",
+               failed, 1 s pauses), grpc (10, 0.1), aws-quota (500, 5, 10), finagle (20% + 10/s over 10 s), \
+               envoy (concurrent retries ≤ max(3, 20% of active)), sre-ratio (retries < 10% of requests), \
+               sre-throttle (local rejection, K = 2), aws-adaptive (quota + CUBIC rate limiter) or systemd (5 \
+               starts per 10 s); none uses the preset's limiter when `strategy` is a preset",
     },
     ParamSpec {
         section: Section::Client,
@@ -278,7 +283,8 @@ mod metric {
     pub const RECOVERED: usize = 26;
     pub const DEDUPLICATED: usize = 27;
     pub const REFUSED: usize = 28;
-    pub const COUNT: usize = 29;
+    pub const REJECTED_LOCALLY: usize = 29;
+    pub const COUNT: usize = 30;
 }
 
 /// Timeline series positions.
@@ -377,6 +383,10 @@ impl SimModel for Server {
             help: "repeats of a request the server recognised by its idempotency key and did not apply again",
         },
         MetricSpec { name: "refused", help: "retries the client's limiter refused (those requests gave up)" },
+        MetricSpec {
+            name: "rejected_locally",
+            help: "attempts the client's limiter would not send (sre-throttle, systemd): failed without a call",
+        },
     ];
     const TIMELINE: &'static [&'static str] = &["calls", "goodput", "offered", "queue_max"];
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
@@ -484,7 +494,7 @@ impl SimModel for Server {
                 message: format!("at most {MAX_RETRY_AFTER}: hints travel in whole microseconds in 32 bits"),
             });
         }
-        let mut retry = retry_policy(point)?;
+        let (mut retry, preset_limiter) = client_policy(point)?;
         retry.retry_after = RetryAfterPolicy::from_name(point.choice("retry_after")?).unwrap_or(RetryAfterPolicy::Honour);
         let think_time =
             TimeDistribution::new("exponential", point.duration("think_time")?, SimDuration::ZERO, SimDuration::ZERO, 0.0, "think_time")?;
@@ -507,6 +517,7 @@ impl SimModel for Server {
             rate_limit,
             overload_retry_after,
             limiter: match point.choice("limiter")? {
+                "none" => preset_limiter,
                 "budget" => Some(Limiter::Budget(RetryBudget::new(point.real("budget")?, 0.0, SimDuration::from_secs(10)))),
                 name => Limiter::preset(name),
             },
@@ -518,7 +529,7 @@ impl SimModel for Server {
     }
 
     fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
-        let mut run_state = ServerRun::new(config, sim_rng(run_settings.seed), run_settings.bucket);
+        let mut run_state = ServerRun::new(config, run_settings.seed, run_settings.bucket);
         let mut scheduler = Scheduler::with_capacity(1024);
         match config.workload {
             Workload::Burst { requests } => {
@@ -565,6 +576,8 @@ pub enum ServerEvent {
     Timeout { slot: u32, token: u32 },
     /// The client's backoff sleep ends.
     RetryDue { slot: u32 },
+    /// The wait the client's limiter imposed on an admitted attempt ends: send it.
+    AdmittedSend { slot: u32 },
 }
 
 /// What the server answered.
@@ -650,11 +663,15 @@ struct ServerRun<'a> {
     counts: Counts,
     /// The client fleet's retry limiter (the server's own rate limiter is `limiter`).
     retry_limiter: Option<Limiter>,
+    /// The uniform draws handed to the limiter's admission, from a stream of their own so that runs without a
+    /// probabilistic limiter draw exactly what they drew before admission existed.
+    admission_rng: SimRng,
 }
 
 #[derive(Default)]
 struct Counts {
     refused: u64,
+    rejected_locally: u64,
     calls: u64,
     requests: u64,
     retries: u64,
@@ -671,10 +688,12 @@ struct Counts {
 }
 
 impl<'a> ServerRun<'a> {
-    fn new(config: &'a ServerConfig, rng: SimRng, bucket: SimDuration) -> Self {
+    fn new(config: &'a ServerConfig, seed: u64, bucket: SimDuration) -> Self {
+        /// Tells the admission stream's seed apart from the main one.
+        const ADMISSION_STREAM: u64 = 0x6164_6d69_7373_696f;
         ServerRun {
             config,
-            rng,
+            rng: sim_rng(seed),
             requests: Vec::with_capacity(1024),
             free_slots: Vec::with_capacity(1024),
             next_token: 1,
@@ -692,6 +711,7 @@ impl<'a> ServerRun<'a> {
             waits: 0,
             counts: Counts::default(),
             retry_limiter: config.limiter.clone(),
+            admission_rng: sim_rng(mix64(seed ^ ADMISSION_STREAM)),
         }
     }
 
@@ -734,7 +754,31 @@ impl<'a> ServerRun<'a> {
         slot
     }
 
+    /// The client wants to send an attempt of `slot`: its limiter admits it (send now or after a wait) or
+    /// rejects it, in which case the attempt fails locally and the retry policy decides what next.
     fn send_attempt(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        if let Some(limiter) = &mut self.retry_limiter {
+            let draw = self.admission_rng.random::<f64>();
+            match limiter.admit(scheduler.now(), draw) {
+                Admission::Send => {}
+                Admission::Wait(wait) => return scheduler.schedule_in(wait, ServerEvent::AdmittedSend { slot }),
+                Admission::Reject => {
+                    self.counts.rejected_locally += 1;
+                    self.requests[slot as usize].failed_attempts += 1;
+                    return self.retry_or_give_up(slot, None, false, scheduler);
+                }
+            }
+        }
+        self.dispatch(slot, scheduler);
+    }
+
+    /// An admitted attempt leaves the client.
+    fn dispatch(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        let is_retry = self.requests[slot as usize].failed_attempts > 0;
+        self.counts.retries += u64::from(is_retry);
+        if let Some(limiter) = &mut self.retry_limiter {
+            limiter.on_send(scheduler.now(), is_retry);
+        }
         let token = self.next_token;
         self.next_token = self.next_token.wrapping_add(1).max(1);
         let request = &mut self.requests[slot as usize];
@@ -832,15 +876,34 @@ impl<'a> ServerRun<'a> {
         }
     }
 
-    /// Tells the limiter how the attempt in flight of `slot` ended.
-    fn record_outcome(&mut self, slot: u32, succeeded: bool, timed_out: bool, now: SimTime) {
-        let permit = self.requests[slot as usize].permit;
+    /// Tells the limiter how the attempt in flight of `slot` ended (`outcome` is one of the `Outcome`
+    /// constructors, given the attempt's permit).
+    fn record_outcome(&mut self, slot: u32, outcome: fn(Option<Permit>) -> CallOutcome, now: SimTime) -> CallOutcome {
+        let outcome = outcome(self.requests[slot as usize].permit);
         if let Some(limiter) = &mut self.retry_limiter {
-            limiter.record(now, CallOutcome { succeeded, timed_out, permit });
+            limiter.record(now, outcome);
         }
+        outcome
     }
 
+    /// The attempt in flight of `slot` failed with a retryable `outcome`: report it, then retry or give up.
     fn attempt_failed(
+        &mut self,
+        slot: u32,
+        hint: Option<SimDuration>,
+        outcome: fn(Option<Permit>) -> CallOutcome,
+        scheduler: &mut Scheduler<ServerEvent>,
+    ) {
+        let now = scheduler.now();
+        let timed_out = self.record_outcome(slot, outcome, now).timed_out;
+        let request = &mut self.requests[slot as usize];
+        request.token = 0;
+        request.failed_attempts += 1;
+        self.retry_or_give_up(slot, hint, timed_out, scheduler);
+    }
+
+    /// After a failed attempt (`failed_attempts` already counts it): ask the retry policy, then the limiter.
+    fn retry_or_give_up(
         &mut self,
         slot: u32,
         hint: Option<SimDuration>,
@@ -848,10 +911,7 @@ impl<'a> ServerRun<'a> {
         scheduler: &mut Scheduler<ServerEvent>,
     ) {
         let now = scheduler.now();
-        self.record_outcome(slot, false, timed_out, now);
         let request = &mut self.requests[slot as usize];
-        request.token = 0;
-        request.failed_attempts += 1;
         let elapsed = now - request.sent_at;
         let mut decision =
             self.config.retry.after_failure(request.failed_attempts, elapsed, hint, &mut request.memory, &mut self.rng);
@@ -911,6 +971,7 @@ impl<'a> ServerRun<'a> {
         metrics[metric::DUPLICATES] = counts.duplicates as f64;
         metrics[metric::DEDUPLICATED] = counts.deduplicated as f64;
         metrics[metric::REFUSED] = counts.refused as f64;
+        metrics[metric::REJECTED_LOCALLY] = counts.rejected_locally as f64;
         metrics[metric::AMPLIFICATION] = ratio(counts.calls, counts.requests);
         metrics[metric::LATENCY_MEAN_MS] = ms(self.latency.mean_nanos());
         for (index, q) in [
@@ -1092,13 +1153,14 @@ impl Model for ServerRun<'_> {
                     return;
                 }
                 if outcome == Outcome::Success {
-                    self.record_outcome(slot, true, false, now);
+                    self.record_outcome(slot, CallOutcome::success, now);
                     self.succeed(slot, scheduler);
                 } else if self.config.classifier.is_retryable(outcome.response()) {
                     let hint = (retry_after_us > 0).then(|| SimDuration::from_micros(u64::from(retry_after_us)));
-                    self.attempt_failed(slot, hint, false, scheduler);
+                    let failure = if outcome == Outcome::Throttled { CallOutcome::throttled } else { CallOutcome::failure };
+                    self.attempt_failed(slot, hint, failure, scheduler);
                 } else {
-                    self.record_outcome(slot, false, false, now);
+                    self.record_outcome(slot, CallOutcome::failure, now);
                     self.counts.failed_permanently += 1;
                     self.close_request(slot, scheduler);
                 }
@@ -1112,13 +1174,11 @@ impl Model for ServerRun<'_> {
                         self.leave_server(slot);
                         self.queue_levels.record(now, self.live_queue() as u32);
                     }
-                    self.attempt_failed(slot, None, true, scheduler);
+                    self.attempt_failed(slot, None, CallOutcome::timeout, scheduler);
                 }
             }
-            ServerEvent::RetryDue { slot } => {
-                self.counts.retries += 1;
-                self.send_attempt(slot, scheduler);
-            }
+            ServerEvent::RetryDue { slot } => self.send_attempt(slot, scheduler),
+            ServerEvent::AdmittedSend { slot } => self.dispatch(slot, scheduler),
         }
     }
 }

@@ -4,10 +4,12 @@
 pub mod backoff;
 mod classify;
 pub mod limiters;
+pub mod presets;
 mod retry;
 mod token_bucket;
 
 pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy};
 pub use classify::{Classifier, RETRYABLE_STATUSES, Response, RetryAfterPolicy};
+pub use presets::Preset;
 pub use retry::{GiveUpReason, RetryDecision, RetryPolicy};
 pub use token_bucket::TokenBucket;

@@ -26,6 +26,7 @@ use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, PartTabl
 use super::{Section, SimModel, Value};
 use crate::engine::SimDuration;
 use crate::policy::limiters::{LIMITER_NAMES, Limiter};
+use crate::policy::presets::{self, Preset};
 use crate::policy::{BackoffParams, RetryAfterPolicy, RetryPolicy, Strategy};
 
 /// The layered-services model (scenario `kind = "layers"`).
@@ -208,9 +209,10 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
     param(
         Section::Client,
         "strategy",
-        ParamKind::Choice(Strategy::NAMES),
+        ParamKind::Choice(presets::STRATEGY_CHOICES),
         Value::Choice("full-jitter"),
-        "backoff between a caller's attempts",
+        "backoff between a caller's attempts, or a preset (see `retrylab strategies`), which also brings its \
+         attempts and, with limiter = \"none\", its limiter",
     ),
     param(Section::Client, "base", ParamKind::Duration, Value::Duration(ms(10)), "b of the backoff formula"),
     param(Section::Client, "cap", ParamKind::Duration, Value::Duration(ms(1000)), "c of the backoff formula"),
@@ -262,8 +264,9 @@ mod metric {
     pub const LATENCY_P50_MS: usize = 8;
     pub const LATENCY_P99_MS: usize = 9;
     pub const EVENTS: usize = 10;
+    pub const REJECTED_LOCALLY: usize = 11;
     /// `amplification_l1` … `amplification_l8`, then `retries_l1` …, then `hedges_l1` … follow.
-    pub const LAYER_0: usize = 11;
+    pub const LAYER_0: usize = 12;
     pub const RETRIES_L0: usize = LAYER_0 + super::MAX_LAYERS;
     pub const HEDGES_L0: usize = RETRIES_L0 + super::MAX_LAYERS;
     pub const COUNT: usize = HEDGES_L0 + super::MAX_LAYERS;
@@ -357,6 +360,10 @@ impl SimModel for Layers {
         MetricSpec { name: "latency_p50_ms", help: "median time from a user request to its successful answer" },
         MetricSpec { name: "latency_p99_ms", help: "99th percentile of that time" },
         MetricSpec { name: "events", help: "engine events in the run" },
+        MetricSpec {
+            name: "rejected_locally",
+            help: "attempts a client-side limiter (sre-throttle, systemd) refused to send, per user request",
+        },
         MetricSpec { name: "amplification_l1", help: "attempts reaching service 1 (the entry) per user request" },
         MetricSpec { name: "amplification_l2", help: "attempts reaching service 2 per user request" },
         MetricSpec { name: "amplification_l3", help: "attempts reaching service 3 per user request" },
@@ -544,19 +551,30 @@ fn caller_policy(point: &Point, retries: bool) -> Result<CallerPolicy, ParamErro
         _ => Hedge::Off,
     };
     let limiter_name = point.choice("limiter")?;
+    let strategy_name = point.choice("strategy")?;
+    let mut backoff = RetryPolicy {
+        strategy: Strategy::from_name(strategy_name).unwrap_or(Strategy::FullJitter),
+        backoff: BackoffParams { base, cap, multiplier: 2.0 },
+        max_attempts: None,
+        deadline: None,
+        retry_after: RetryAfterPolicy::Ignore,
+    };
+    let mut attempts = point.count("attempts")? as u32;
+    let mut limiter = Limiter::preset(limiter_name);
+    if let Some(preset) = Preset::lookup(strategy_name) {
+        backoff = RetryPolicy { max_attempts: None, ..preset.apply(backoff) };
+        attempts = preset.max_attempts.unwrap_or(attempts);
+        if limiter_name == "none" {
+            limiter = preset.limiter();
+        }
+    }
     Ok(CallerPolicy {
-        attempts: if retries { point.count("attempts")? as u32 } else { 1 },
-        backoff: RetryPolicy {
-            strategy: Strategy::from_name(point.choice("strategy")?).unwrap_or(Strategy::FullJitter),
-            backoff: BackoffParams { base, cap, multiplier: 2.0 },
-            max_attempts: None,
-            deadline: None,
-            retry_after: RetryAfterPolicy::Ignore,
-        },
+        attempts: if retries { attempts } else { 1 },
+        backoff,
         timeout: point.optional_duration("timeout")?,
         hedge,
         hedge_max_extra,
         budget: (limiter_name == "budget").then(|| point.real("budget")).transpose()?,
-        limiter: Limiter::preset(limiter_name),
+        limiter,
     })
 }

@@ -11,7 +11,7 @@ use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng
 use crate::metrics::{BucketCounter, LatencyHistogram};
 use crate::model::faults::FaultKind;
 use crate::model::{RunOutput, RunSettings};
-use crate::policy::limiters::{Limiter, Outcome, Permit, RetryLimiter};
+use crate::policy::limiters::{Admission, Limiter, Outcome, Permit, RetryLimiter};
 use crate::policy::{BackoffMemory, RetryDecision};
 
 /// "No index" in the slabs' links.
@@ -42,7 +42,9 @@ pub enum LayerEvent {
     /// A service finishes its own work on an attempt.
     WorkDone { job: u32 },
     /// The answer to attempt `tag` of `call` reaches the caller.
-    Answer { call: u32, tag: u32, succeeded: bool },
+    Answer { call: u32, tag: u32, status: Status },
+    /// A limiter's wait is over: send the attempt of `call` it admitted (`tag` is the call's timer).
+    Admitted { call: u32, tag: u32, kind: Kind },
     /// The earliest pending timeout of `caller` is due (see [`LayersRun::deadlines`]).
     Timeouts { caller: u8 },
     /// The caller of `call` is done backing off.
@@ -51,8 +53,18 @@ pub enum LayerEvent {
     HedgeDue { call: u32, tag: u32 },
 }
 
+/// What a service answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Status {
+    Ok,
+    Failed,
+    /// Refused unworked because its queue was full: the overload signal limiters such as AWS adaptive mode and
+    /// Google's adaptive throttling react to.
+    Throttled,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
     First,
     Retry,
     Hedge,
@@ -145,6 +157,7 @@ struct LayersRun<'a> {
     /// One per user client, then one per service (shared by all its instances).
     limiters: Vec<Option<Limiter>>,
     refused: u64,
+    rejected_locally: u64,
     timeouts: u64,
     /// Per caller: its attempts' timeout deadlines in sending order. A caller's timeout is one fixed length,
     /// so deadlines come due in that order, and one engine timer per caller (armed for the front) replaces
@@ -158,9 +171,9 @@ impl<'a> LayersRun<'a> {
         let mut limiters = vec![config.user.limiter.clone(); config.clients];
         limiters.extend(config.services.iter().map(|s| s.policy.limiter.clone()));
         let mut hedge_delay = [None; MAX_LAYERS + 1];
-        for caller in 0..=config.services.len() {
+        for (caller, slot) in hedge_delay.iter_mut().enumerate().take(config.services.len() + 1) {
             if let Hedge::Fixed(delay) = Self::policy_of(config, caller).hedge {
-                hedge_delay[caller] = Some(delay);
+                *slot = Some(delay);
             }
         }
         let percentile = |caller: usize| matches!(Self::policy_of(config, caller).hedge, Hedge::Percentile(_));
@@ -193,6 +206,7 @@ impl<'a> LayersRun<'a> {
             timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
             limiters,
             refused: 0,
+            rejected_locally: 0,
             timeouts: 0,
             deadlines: (0..=config.services.len()).map(|_| VecDeque::new()).collect(),
             timer_armed: [false; MAX_LAYERS + 1],
@@ -269,9 +283,41 @@ impl<'a> LayersRun<'a> {
         }
     }
 
-    /// Sends one attempt of `call` and arms its timeout and hedge timers.
+    /// Asks the caller's limiter to admit a first try or retry of `call`, then sends it now, later, or not at
+    /// all (a local rejection is a failed attempt that never left). Hedges skip admission.
     fn send(&mut self, call: u32, kind: Kind, scheduler: &mut Scheduler<LayerEvent>) {
+        let limiter = self.calls[call as usize].limiter as usize;
+        if kind != Kind::Hedge
+            && self.limiters[limiter].is_some()
+        {
+            let draw = self.rng.random::<f64>();
+            let admission = match &mut self.limiters[limiter] {
+                Some(limiter) => limiter.admit(scheduler.now(), draw),
+                None => Admission::Send,
+            };
+            match admission {
+                Admission::Send => {}
+                Admission::Reject => {
+                    self.rejected_locally += 1;
+                    return self.after_failure(call, scheduler);
+                }
+                Admission::Wait(delay) => {
+                    let tag = self.tag();
+                    self.calls[call as usize].timer = tag;
+                    return scheduler.schedule_in(delay, LayerEvent::Admitted { call, tag, kind });
+                }
+            }
+        }
+        self.dispatch(call, kind, scheduler);
+    }
+
+    /// Sends one attempt of `call` and arms its timeout and hedge timers.
+    fn dispatch(&mut self, call: u32, kind: Kind, scheduler: &mut Scheduler<LayerEvent>) {
         let now = scheduler.now();
+        let limiter = self.calls[call as usize].limiter as usize;
+        if let Some(limiter) = &mut self.limiters[limiter] {
+            limiter.on_send(now, kind == Kind::Retry);
+        }
         let tag = self.tag();
         let Call { caller, service, .. } = self.calls[call as usize];
         let job = self.new_job(call, tag, service);
@@ -323,7 +369,7 @@ impl<'a> LayersRun<'a> {
             return self.start_work(job, scheduler);
         }
         if config.queue_limit.is_some_and(|limit| self.queues[service].len() >= limit as usize) {
-            return self.respond(job, false, scheduler);
+            return self.respond(job, Status::Throttled, scheduler);
         }
         self.queues[service].push_back(job);
     }
@@ -359,15 +405,15 @@ impl<'a> LayersRun<'a> {
             return self.free_job(job);
         }
         match service.faults.at(now) {
-            Some(FaultKind::FailFast | FaultKind::Reset) => return self.respond(job, false, scheduler),
+            Some(FaultKind::FailFast | FaultKind::Reset) => return self.respond(job, Status::Failed, scheduler),
             Some(FaultKind::BlackHole) => return self.free_job(job),
             _ => {}
         }
         if service.failure_probability > 0.0 && self.rng.random::<f64>() < service.failure_probability {
-            return self.respond(job, false, scheduler);
+            return self.respond(job, Status::Failed, scheduler);
         }
         if service.calls.is_empty() {
-            return self.respond(job, true, scheduler);
+            return self.respond(job, Status::Ok, scheduler);
         }
         let caller = index as u8 + 1;
         self.jobs[job as usize].state = JobState::Waiting;
@@ -383,12 +429,12 @@ impl<'a> LayersRun<'a> {
     }
 
     /// `job` answers its caller: frees it and the calls it made (all finished by now).
-    fn respond(&mut self, job: u32, succeeded: bool, scheduler: &mut Scheduler<LayerEvent>) {
+    fn respond(&mut self, job: u32, status: Status, scheduler: &mut Scheduler<LayerEvent>) {
         let Job { call, tag, .. } = self.jobs[job as usize];
         self.release_children(job);
         self.free_job(job);
         let hop = self.hop();
-        scheduler.schedule_in(hop, LayerEvent::Answer { call, tag, succeeded });
+        scheduler.schedule_in(hop, LayerEvent::Answer { call, tag, status });
     }
 
     fn release_children(&mut self, job: u32) {
@@ -443,7 +489,7 @@ impl<'a> LayersRun<'a> {
         state.in_flight[slot].take()
     }
 
-    fn answer(&mut self, call: u32, tag: u32, succeeded: bool, scheduler: &mut Scheduler<LayerEvent>) {
+    fn answer(&mut self, call: u32, tag: u32, status: Status, scheduler: &mut Scheduler<LayerEvent>) {
         let now = scheduler.now();
         let Some(attempt) = self.land(call, tag) else { return };
         let snapshot = self.calls[call as usize];
@@ -456,9 +502,15 @@ impl<'a> LayersRun<'a> {
             }
         }
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
-            limiter.record(now, Outcome { succeeded, timed_out: false, permit: snapshot.permit });
+            let permit = snapshot.permit;
+            let outcome = match status {
+                Status::Ok => Outcome::success(permit),
+                Status::Failed => Outcome::failure(permit),
+                Status::Throttled => Outcome::throttled(permit),
+            };
+            limiter.record(now, outcome);
         }
-        if succeeded {
+        if status == Status::Ok {
             return self.finish_call(call, true, scheduler);
         }
         self.after_failure(call, scheduler);
@@ -488,7 +540,7 @@ impl<'a> LayersRun<'a> {
         self.timeouts += 1;
         let snapshot = self.calls[call as usize];
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
-            limiter.record(scheduler.now(), Outcome { succeeded: false, timed_out: true, permit: snapshot.permit });
+            limiter.record(scheduler.now(), Outcome::timeout(snapshot.permit));
         }
         self.after_failure(call, scheduler);
     }
@@ -568,12 +620,12 @@ impl<'a> LayersRun<'a> {
                 self.cancel_call(child);
                 child = self.calls[child as usize].next_sibling;
             }
-            return self.respond(parent, false, scheduler);
+            return self.respond(parent, Status::Failed, scheduler);
         }
         let job = &mut self.jobs[parent as usize];
         job.pending -= 1;
         if job.pending == 0 {
-            self.respond(parent, true, scheduler);
+            self.respond(parent, Status::Ok, scheduler);
         }
     }
 
@@ -592,6 +644,7 @@ impl<'a> LayersRun<'a> {
         metrics[metric::HEDGES] = per_request(self.callers.iter().map(|c| c.hedges).sum());
         metrics[metric::TIMEOUTS] = per_request(self.timeouts);
         metrics[metric::REFUSED] = per_request(self.refused);
+        metrics[metric::REJECTED_LOCALLY] = per_request(self.rejected_locally);
         metrics[metric::LATENCY_P50_MS] = self.latency.quantile_nanos(0.5) / 1e6;
         metrics[metric::LATENCY_P99_MS] = self.latency.quantile_nanos(0.99) / 1e6;
         metrics[metric::EVENTS] = events as f64;
@@ -633,7 +686,13 @@ impl Model for LayersRun<'_> {
             }
             LayerEvent::Arrives { job } => self.arrive(job, scheduler),
             LayerEvent::WorkDone { job } => self.work_done(job, scheduler),
-            LayerEvent::Answer { call, tag, succeeded } => self.answer(call, tag, succeeded, scheduler),
+            LayerEvent::Answer { call, tag, status } => self.answer(call, tag, status, scheduler),
+            LayerEvent::Admitted { call, tag, kind } => {
+                let state = &self.calls[call as usize];
+                if !state.done && state.timer == tag {
+                    self.dispatch(call, kind, scheduler);
+                }
+            }
             LayerEvent::Timeouts { caller } => self.timeouts_due(caller, scheduler),
             LayerEvent::RetryDue { call, tag } => {
                 let state = &self.calls[call as usize];

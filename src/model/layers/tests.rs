@@ -319,3 +319,34 @@ service_time = "10s"
     assert_eq!(m[metric::LAYER_0 + 3], 0.0);
     assert!(m[metric::LATENCY_P50_MS].is_nan());
 }
+
+#[test]
+fn adaptive_throttling_settles_where_the_client_sends_twice_what_is_accepted() {
+    // Google SRE client-side throttling (K = 2) in front of a one-worker service with no queue and 10 ms of
+    // work: at a sending rate s the service accepts A = s/(1 + 0.01·s) per second (Erlang loss), and the
+    // client settles where it sends K·A, i.e. s = 2s/(1 + 0.01·s): s = 100/s, A = 50/s. Of 1,000 requests/s
+    // it therefore rejects 90% locally; the first second or so, before the window fills, rejects fewer.
+    let text = r#"
+schema_version = 1
+[model]
+kind = "layers"
+layers = 1
+attempts = 1
+failure_probability = 0.0
+workers = 1
+queue_limit = 0
+service_time = "10ms"
+hop_delay = "0ms"
+limiter = "sre-throttle"
+[workload]
+requests = 60000
+rate = 1000
+"#;
+    let runs = runs_of(text, 10);
+    let rejected = estimate(&runs, metric::REJECTED_LOCALLY);
+    let success = estimate(&runs, metric::SUCCESS_RATE);
+    // Start-up: the window begins empty, so up to ~1 s of the 60 s run is throttled less.
+    let start_up = 1.0 / 60.0;
+    assert!(rejected.mean <= 0.9 + ci99(rejected) && rejected.mean >= 0.9 - start_up - ci99(rejected), "{rejected:?}");
+    assert!((success.mean - 0.05).abs() <= start_up + ci99(success), "{success:?}");
+}

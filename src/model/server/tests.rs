@@ -437,3 +437,101 @@ fn a_client_limiter_caps_retries_during_an_outage() {
     let expected = (bucket[metric::CALLS] * 0.1 + 5.0).floor();
     assert!((bucket[metric::RETRIES] - expected).abs() <= 1.0, "{} vs {expected}", bucket[metric::RETRIES]);
 }
+
+/// An open workload of 100 requests/s for 10 s against a server whose token bucket admits 40/s (429 beyond).
+fn rate_limited(strategy: &'static str, seed: u64) -> Vec<f64> {
+    run_metrics(
+        &config(&[
+            ("kind", Value::Choice("open")),
+            ("rate", Value::Real(100.0)),
+            ("duration", ms(10_000)),
+            ("rate_limit", Value::Real(40.0)),
+            ("strategy", Value::Choice(strategy)),
+        ]),
+        seed,
+    )
+}
+
+#[test]
+fn aws_adaptive_mode_sends_fewer_throttled_attempts_than_standard_mode() {
+    let throttled = |strategy| {
+        let values: Vec<f64> = (0..8).map(|seed| rate_limited(strategy, 100 + seed)[metric::THROTTLED]).collect();
+        crate::stats::Estimate::of(&values)
+    };
+    let standard = throttled("aws-sdk-standard");
+    let adaptive = throttled("aws-sdk-adaptive");
+    assert!(
+        adaptive.mean + adaptive.ci95 < standard.mean - standard.ci95,
+        "adaptive {} ± {} vs standard {} ± {}",
+        adaptive.mean,
+        adaptive.ci95,
+        standard.mean,
+        standard.ci95
+    );
+    // Standard mode's three attempts and its quota: at most 2 retries per request.
+    let one = rate_limited("aws-sdk-standard", 100);
+    assert!(one[metric::RETRIES] <= 2.0 * one[metric::REQUESTS]);
+    // Adaptive mode paces its sends instead: it rejects nothing locally.
+    assert_eq!(rate_limited("aws-sdk-adaptive", 100)[metric::REJECTED_LOCALLY], 0.0);
+}
+
+#[test]
+fn a_preset_brings_its_limiter_unless_the_model_names_one() {
+    let preset = config(&[("strategy", Value::Choice("grpc"))]);
+    assert_eq!(preset.retry.strategy, Strategy::GrpcJitter);
+    assert_eq!(preset.retry.max_attempts, Some(4));
+    assert!(matches!(preset.limiter, Some(Limiter::Grpc(_))));
+    let explicit = config(&[("strategy", Value::Choice("grpc")), ("limiter", Value::Choice("aws-quota"))]);
+    assert!(matches!(explicit.limiter, Some(Limiter::AwsQuota(_))));
+    let k8s = config(&[("strategy", Value::Choice("k8s-crashloop"))]);
+    assert_eq!(k8s.limiter, None);
+}
+
+#[test]
+fn sre_throttling_rejects_attempts_locally_during_an_outage_and_they_never_reach_the_server() {
+    // Everything is throttled (a 1 request per hour token bucket with its one token spent at once), so nothing is
+    // accepted and the client's rejection probability climbs towards 1.
+    let case = |limiter| {
+        run_metrics(
+            &config(&[
+                ("kind", Value::Choice("open")),
+                ("rate", Value::Real(100.0)),
+                ("duration", ms(10_000)),
+                ("rate_limit", Value::Real(1.0 / 3600.0)),
+                ("retry_after", Value::Choice("ignore")),
+                ("strategy", Value::Choice("constant")),
+                ("base", ms(10)),
+                ("max_attempts", Value::Count(3)),
+                ("limiter", Value::Choice(limiter)),
+            ]),
+            7,
+        )
+    };
+    // The bucket's one token serves the very first request; every other request makes its three attempts.
+    let attempts = |m: &[f64]| 3.0 * (m[metric::REQUESTS] - 1.0) + 1.0;
+    let plain = case("none");
+    let sre = case("sre-throttle");
+    assert_eq!(plain[metric::REJECTED_LOCALLY], 0.0);
+    assert_eq!(plain[metric::CALLS], attempts(&plain));
+    // Every attempt either reached the server or was rejected locally.
+    assert_eq!(sre[metric::CALLS] + sre[metric::REJECTED_LOCALLY], attempts(&sre));
+    // With accepts = 1 the probability after r requests is (r − 2)/(r + 1): almost everything is rejected.
+    assert!(sre[metric::REJECTED_LOCALLY] > 0.95 * 3.0 * sre[metric::REQUESTS], "{}", sre[metric::REJECTED_LOCALLY]);
+}
+
+#[test]
+fn the_systemd_preset_stops_after_five_starts_per_ten_seconds() {
+    // One request against a server that always fails fast: restarts every 100 ms, five per window.
+    let m = run_metrics(
+        &config(&[
+            ("clients", Value::Count(1)),
+            ("faults", text("0s..1h fail-fast")),
+            ("strategy", Value::Choice("systemd")),
+            ("deadline", ms(25_000)),
+        ]),
+        3,
+    );
+    // Windows open at 0 s, ~10.1 s and ~20.2 s: 15 starts reach the server before the 25 s deadline.
+    assert_eq!(m[metric::CALLS], 15.0);
+    assert!(m[metric::REJECTED_LOCALLY] > 200.0, "refused restarts every 100 ms in between");
+}

@@ -121,6 +121,10 @@ register_strategies! {
     polly_v2::PollyV2 => PollyV2,
     ethernet_beb::EthernetBeb => EthernetBeb,
     quadratic::Quadratic => Quadratic,
+    exponential_from_base::ExponentialFromBase => ExponentialFromBase,
+    full_jitter_from_base::FullJitterFromBase => FullJitterFromBase,
+    grpc_jitter::GrpcJitter => GrpcJitter,
+    envoy_jitter::EnvoyJitter => EnvoyJitter,
 }
 
 impl Strategy {

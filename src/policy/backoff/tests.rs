@@ -50,9 +50,15 @@ fn every_strategy_stays_within_the_cap() {
     let mut rng = sim_rng(7);
     for &strategy in Strategy::ALL {
         let mut memory = BackoffMemory::default();
+        // gRPC's ±20% jitter is applied after the cap (gRFC A6 since 2024): the one strategy that may exceed it.
+        let limit = if strategy == Strategy::GrpcJitter {
+            SimDuration::from_nanos_f64(PARAMS.cap_nanos() * 1.2)
+        } else {
+            PARAMS.cap
+        };
         for n in 1..200 {
             let sleep = strategy.delay(&PARAMS, n, &mut memory, &mut rng);
-            assert!(sleep <= PARAMS.cap, "{strategy} slept {sleep} > cap at n = {n}");
+            assert!(sleep <= limit, "{strategy} slept {sleep} > {limit} at n = {n}");
         }
     }
 }
@@ -215,5 +221,59 @@ fn quadratic_windows_grow_as_n_plus_one_squared() {
         let window = f64::from((n + 1) * (n + 1));
         assert!(draws.iter().all(|&d| d < window));
         assert_mean_near(&draws, (window - 1.0) / 2.0, &format!("quadratic n={n}"));
+    }
+}
+
+fn draws_with(strategy: Strategy, params: &BackoffParams, n: u32, samples: usize, seed: u64) -> Vec<f64> {
+    let mut rng: SimRng = sim_rng(seed);
+    (0..samples).map(|_| strategy.delay(params, n, &mut BackoffMemory::default(), &mut rng).as_nanos_f64()).collect()
+}
+
+#[test]
+fn the_from_base_formulas_start_their_first_retry_at_b() {
+    let mut rng = sim_rng(30);
+    let mut sleep_ms = |n| Strategy::ExponentialFromBase.delay(&PARAMS, n, &mut BackoffMemory::default(), &mut rng);
+    assert_eq!(sleep_ms(1).as_millis_f64(), 5.0);
+    assert_eq!(sleep_ms(2).as_millis_f64(), 10.0);
+    assert_eq!(sleep_ms(9).as_millis_f64(), 1280.0);
+    assert_eq!(sleep_ms(10).as_millis_f64(), 2000.0, "5 ms · 2^9 = 2560 ms is capped");
+    for n in [1, 3, 12] {
+        let window = PARAMS.capped_exponential_nanos(n - 1);
+        let samples = draws(Strategy::FullJitterFromBase, n, 40_000, 31 + u64::from(n));
+        assert!(samples.iter().all(|&x| (0.0..window).contains(&x)));
+        assert_mean_near(&samples, window / 2.0, &format!("full jitter from base n={n}"));
+    }
+}
+
+#[test]
+fn grpc_jitter_stays_within_twenty_percent_of_the_capped_exponential() {
+    for n in [1, 4, 12] {
+        let centre = PARAMS.capped_exponential_nanos(n - 1);
+        let samples = draws(Strategy::GrpcJitter, n, 40_000, 40 + u64::from(n));
+        assert!(samples.iter().all(|&x| x >= 0.8 * centre - 1.0 && x < 1.2 * centre + 1.0), "n={n}");
+        assert!(samples.iter().any(|&x| x > centre * 1.19) && samples.iter().any(|&x| x < centre * 0.81));
+        assert_mean_near(&samples, centre, &format!("grpc jitter n={n}"));
+    }
+}
+
+#[test]
+fn envoy_jitter_draws_below_2_to_the_n_minus_1_bases_and_caps_the_draw() {
+    let params =
+        BackoffParams { base: SimDuration::from_millis(25), cap: SimDuration::from_millis(250), multiplier: 2.0 };
+    // Windows 25, 75, 175 ms, then 375 ms (the first above the cap) for every later retry.
+    for (n, window_ms) in [(1_u32, 25.0), (2, 75.0), (3, 175.0), (4, 375.0), (9, 375.0)] {
+        let window = window_ms * MS;
+        assert_eq!(EnvoyJitter::window_nanos(&params, n), window, "n={n}");
+        let samples = draws_with(Strategy::EnvoyJitter, &params, n, 40_000, 50 + u64::from(n));
+        let cap = params.cap_nanos();
+        assert!(samples.iter().all(|&x| x < window.min(cap) + 1.0), "n={n}");
+        // E[min(c, U(0, w))] = w/2 when w ≤ c, else c − c²/(2w).
+        let expected = if window <= cap { window / 2.0 } else { cap - cap * cap / (2.0 * window) };
+        assert_mean_near(&samples, expected, &format!("envoy n={n}"));
+        let at_cap = samples.iter().filter(|&&x| x == cap).count() as f64 / samples.len() as f64;
+        let expected_at_cap = if window > cap { 1.0 - cap / window } else { 0.0 };
+        // 99.9% interval of a binomial proportion (exactly 0 when the window is below the cap).
+        let half_width = 3.29 * (expected_at_cap * (1.0 - expected_at_cap) / samples.len() as f64).sqrt();
+        assert!((at_cap - expected_at_cap).abs() <= half_width, "n={n}: {at_cap} of draws at the cap");
     }
 }

@@ -49,7 +49,10 @@ mod tests {
         let mut quota = AwsRetryQuota::standard();
         let mut retries = 0;
         while let Some(permit) = quota.acquire_retry(SimTime::ZERO, after_timeout) {
-            quota.record(SimTime::ZERO, Outcome { succeeded: false, timed_out: after_timeout, permit: Some(permit) });
+            quota.record(
+                SimTime::ZERO,
+                if after_timeout { Outcome::timeout(Some(permit)) } else { Outcome::failure(Some(permit)) },
+            );
             retries += 1;
         }
         retries
@@ -66,7 +69,7 @@ mod tests {
         let mut quota = AwsRetryQuota::new(20.0, 5.0, 10.0);
         let permit = quota.acquire_retry(SimTime::ZERO, true).unwrap();
         assert_eq!(quota.tokens, 10.0);
-        quota.record(SimTime::ZERO, Outcome { succeeded: true, timed_out: false, permit: Some(permit) });
+        quota.record(SimTime::ZERO, Outcome::success(Some(permit)));
         assert_eq!(quota.tokens, 20.0);
         quota.acquire_retry(SimTime::ZERO, false).unwrap();
         quota.record(SimTime::ZERO, Outcome::first_try(true));

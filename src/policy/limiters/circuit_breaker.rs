@@ -113,7 +113,7 @@ mod tests {
         let probe = breaker.acquire_retry(later, false);
         assert!(probe.is_some());
         assert_eq!(breaker.acquire_retry(later, false), None, "one probe at a time");
-        breaker.record(later, Outcome { succeeded: true, timed_out: false, permit: probe });
+        breaker.record(later, Outcome::success(probe));
         assert_eq!(breaker.state(), BreakerState::Closed);
     }
 
@@ -125,7 +125,7 @@ mod tests {
         }
         let later = SimTime::ZERO + SimDuration::from_secs(2);
         let probe = breaker.acquire_retry(later, false);
-        breaker.record(later, Outcome { succeeded: false, timed_out: false, permit: probe });
+        breaker.record(later, Outcome::failure(probe));
         assert_eq!(breaker.state(), BreakerState::Open { until: later + SimDuration::from_secs(1) });
     }
 }

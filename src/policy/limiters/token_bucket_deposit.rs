@@ -54,7 +54,7 @@ mod tests {
             bucket.record(SimTime::ZERO, Outcome::first_try(false));
             if let Some(permit) = bucket.acquire_retry(SimTime::ZERO, false) {
                 retries += 1;
-                bucket.record(SimTime::ZERO, Outcome { succeeded: false, timed_out: false, permit: Some(permit) });
+                bucket.record(SimTime::ZERO, Outcome::failure(Some(permit)));
             }
         }
         // Each first try and each retry deposit 0.1; a retry spends 1. In steady state r = 0.1·(1000 + r), so

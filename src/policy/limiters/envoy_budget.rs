@@ -1,0 +1,111 @@
+use super::{Outcome, Permit, RetryLimiter};
+use crate::engine::SimTime;
+
+/// Envoy's cluster retry budget: the retries in progress may not exceed
+/// `max(min_retry_concurrency, ⌊budget_percent × (active + pending requests)⌋)`; defaults 3 and 20%.
+///
+/// Conventions: an attempt is active from [`RetryLimiter::on_send`] until its outcome is recorded (this model has
+/// no connection-pool queue, so nothing is pending); a retry is in progress from the moment it is granted (Envoy
+/// takes the retry resource when it schedules the retry, before the backoff sleep) until its outcome is
+/// recorded. Source: Envoy `RetryBudget` (budget_percent, min_retry_concurrency) in the cluster circuit breakers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EnvoyRetryBudget {
+    budget_fraction: f64,
+    min_concurrency: u32,
+    active: u32,
+    retries: u32,
+}
+
+impl EnvoyRetryBudget {
+    /// Envoy's defaults: 20% of active requests, at least 3 concurrent retries.
+    pub fn envoy_default() -> Self {
+        Self::new(0.2, 3)
+    }
+
+    pub fn new(budget_fraction: f64, min_concurrency: u32) -> Self {
+        EnvoyRetryBudget { budget_fraction, min_concurrency, active: 0, retries: 0 }
+    }
+
+    /// Retries allowed in progress right now.
+    pub fn max_retries(&self) -> u32 {
+        let share = (self.budget_fraction * f64::from(self.active)).floor() as u32;
+        share.max(self.min_concurrency)
+    }
+
+    /// Attempts in flight and retries in progress.
+    pub fn counts(&self) -> (u32, u32) {
+        (self.active, self.retries)
+    }
+}
+
+impl RetryLimiter for EnvoyRetryBudget {
+    fn acquire_retry(&mut self, _: SimTime, _: bool) -> Option<Permit> {
+        (self.retries < self.max_retries()).then(|| {
+            self.retries += 1;
+            Permit { cost: 1.0 }
+        })
+    }
+
+    fn record(&mut self, _: SimTime, outcome: Outcome) {
+        self.active = self.active.saturating_sub(1);
+        if outcome.permit.is_some() {
+            self.retries = self.retries.saturating_sub(1);
+        }
+    }
+
+    fn on_send(&mut self, _: SimTime, _: bool) {
+        self.active += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_active(active: u32) -> EnvoyRetryBudget {
+        let mut budget = EnvoyRetryBudget::envoy_default();
+        for _ in 0..active {
+            budget.on_send(SimTime::ZERO, false);
+        }
+        budget
+    }
+
+    fn grants(budget: &mut EnvoyRetryBudget) -> u32 {
+        let mut granted = 0;
+        while budget.acquire_retry(SimTime::ZERO, false).is_some() {
+            granted += 1;
+            assert!(granted < 10_000);
+        }
+        granted
+    }
+
+    #[test]
+    fn few_active_requests_allow_exactly_three_concurrent_retries() {
+        let mut budget = with_active(10);
+        assert_eq!(grants(&mut budget), 3, "20% of 10 is 2, below the minimum of 3");
+        // A retry that ends frees its place.
+        budget.on_send(SimTime::ZERO, true);
+        budget.record(SimTime::ZERO, Outcome::success(Some(Permit { cost: 1.0 })));
+        assert_eq!(grants(&mut budget), 1);
+    }
+
+    #[test]
+    fn many_active_requests_allow_twenty_percent() {
+        let mut budget = with_active(100);
+        assert_eq!(grants(&mut budget), 20);
+        let mut budget = with_active(1_004);
+        assert_eq!(grants(&mut budget), 200, "⌊0.2 × 1004⌋");
+    }
+
+    #[test]
+    fn first_try_outcomes_shrink_the_active_count_but_not_the_retries() {
+        let mut budget = with_active(50);
+        assert_eq!(grants(&mut budget), 10);
+        for _ in 0..40 {
+            budget.record(SimTime::ZERO, Outcome::failure(None));
+        }
+        assert_eq!(budget.counts(), (10, 10));
+        assert_eq!(budget.max_retries(), 3);
+        assert_eq!(grants(&mut budget), 0);
+    }
+}

@@ -1,0 +1,14 @@
+use super::Preset;
+use crate::engine::SimDuration;
+use crate::policy::{BackoffParams, Strategy};
+
+/// AWS SDK adaptive retry mode: the standard mode's backoff and attempts, plus the CUBIC client-side rate limiter
+/// on top of the retry quota (limiter `aws-adaptive`).
+pub const PRESET: Preset = Preset {
+    name: "aws-sdk-adaptive",
+    strategy: Strategy::FullJitterFromBase,
+    backoff: BackoffParams { base: SimDuration::from_secs(1), cap: SimDuration::from_secs(20), multiplier: 2.0 },
+    max_attempts: Some(3),
+    limiter: "aws-adaptive",
+    source: "AWS SDKs and Tools reference guide, \"Retry behavior\" (adaptive mode); botocore retries/adaptive.py",
+};

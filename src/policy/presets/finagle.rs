@@ -1,0 +1,16 @@
+use super::Preset;
+use crate::engine::SimDuration;
+use crate::policy::{BackoffParams, Strategy};
+
+/// Finagle's automatic retries (requeues): no delay between them (the default requeue backoff is
+/// `Backoff.constant(Duration.Zero)`), limited by the client's RetryBudget (20% of requests + 10/s over 10 s).
+/// Finagle also caps one request's requeues at ⌈0.2 × the budget's balance⌉ when it starts; with the full
+/// reserve of 100 that is 20 retries, so 21 attempts here (a fixed cap, where Finagle's varies with the balance).
+pub const PRESET: Preset = Preset {
+    name: "finagle",
+    strategy: Strategy::None,
+    backoff: BackoffParams { base: SimDuration::ZERO, cap: SimDuration::ZERO, multiplier: 2.0 },
+    max_attempts: Some(21),
+    limiter: "finagle",
+    source: "Finagle finagle-core Retries.scala (Budget.default, MaxRequeuesPerReq 0.2), RequeueFilter.scala",
+};

@@ -1,0 +1,106 @@
+//! Named presets: complete client policies as real systems ship them. A preset fixes the backoff strategy with
+//! its base, cap and multiplier, the attempts allowed, and a retry limiter (a [`Limiter::preset`] name, or
+//! `"none"`), and says where the values come from.
+//!
+//! Models accept a preset name wherever they accept a strategy name (`strategy = "grpc"`): the preset's backoff
+//! and attempts replace the `[client]` values, and its limiter applies when the model's own `limiter` is
+//! `"none"` (an explicit limiter wins). Attempt numbering is the crate's: `n` = attempts failed so far, the first
+//! retry has `n = 1`.
+//!
+//! A preset is one file holding a `pub const PRESET: Preset` plus one line in [`ALL`]; a test fails if a file in
+//! this folder is not registered.
+
+mod aws_sdk_adaptive;
+mod aws_sdk_standard;
+mod envoy;
+mod finagle;
+mod grpc;
+mod grpc_full_jitter;
+mod k8s_crashloop;
+mod systemd;
+mod tcp_rfc6298;
+
+use super::limiters::Limiter;
+use super::{BackoffParams, RetryPolicy, Strategy};
+
+/// One named client policy.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Preset {
+    /// The kebab-case name used in scenario files (never a strategy's name).
+    pub name: &'static str,
+    pub strategy: Strategy,
+    pub backoff: BackoffParams,
+    /// Total attempts, the first try included (`None`: unlimited).
+    pub max_attempts: Option<u32>,
+    /// A [`Limiter::preset`] name, or `"none"`.
+    pub limiter: &'static str,
+    /// One line: where the values come from.
+    pub source: &'static str,
+}
+
+/// Every preset, in the order `retrylab strategies` lists them.
+pub const ALL: &[Preset] = &[
+    aws_sdk_standard::PRESET,
+    aws_sdk_adaptive::PRESET,
+    grpc::PRESET,
+    grpc_full_jitter::PRESET,
+    envoy::PRESET,
+    finagle::PRESET,
+    k8s_crashloop::PRESET,
+    systemd::PRESET,
+    tcp_rfc6298::PRESET,
+];
+
+const fn preset_names<const N: usize>(presets: &[Preset]) -> [&'static str; N] {
+    assert!(presets.len() == N);
+    let mut names = [""; N];
+    let mut i = 0;
+    while i < N {
+        names[i] = presets[i].name;
+        i += 1;
+    }
+    names
+}
+
+const fn concat<const N: usize>(first: &[&'static str], second: &[&'static str]) -> [&'static str; N] {
+    assert!(first.len() + second.len() == N);
+    let mut names = [""; N];
+    let mut i = 0;
+    while i < first.len() {
+        names[i] = first[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < second.len() {
+        names[i + j] = second[j];
+        j += 1;
+    }
+    names
+}
+
+/// The presets' names, in the order of [`ALL`].
+pub const NAMES: &[&str] = &preset_names::<{ ALL.len() }>(ALL);
+
+/// What the `strategy` parameter accepts: every strategy name, then every preset name.
+pub const STRATEGY_CHOICES: &[&str] = &concat::<{ Strategy::NAMES.len() + NAMES.len() }>(Strategy::NAMES, NAMES);
+
+impl Preset {
+    /// The preset called `name`, if there is one.
+    pub fn lookup(name: &str) -> Option<&'static Preset> {
+        ALL.iter().find(|preset| preset.name == name)
+    }
+
+    /// `policy` with this preset's strategy, backoff parameters and attempts (its deadline and Retry-After
+    /// handling are kept).
+    pub fn apply(&self, policy: RetryPolicy) -> RetryPolicy {
+        RetryPolicy { strategy: self.strategy, backoff: self.backoff, max_attempts: self.max_attempts, ..policy }
+    }
+
+    /// A fresh instance of this preset's limiter (`None` for `"none"`).
+    pub fn limiter(&self) -> Option<Limiter> {
+        Limiter::preset(self.limiter)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,14 @@
+use super::Preset;
+use crate::engine::SimDuration;
+use crate::policy::{BackoffParams, Strategy};
+
+/// systemd `Restart=` with its defaults: RestartSec 100 ms between attempts, and the start limit
+/// (StartLimitBurst 5 per StartLimitIntervalSec 10 s) refusing the sixth start inside a window.
+pub const PRESET: Preset = Preset {
+    name: "systemd",
+    strategy: Strategy::Constant,
+    backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_millis(100), multiplier: 2.0 },
+    max_attempts: None,
+    limiter: "systemd",
+    source: "systemd.service(5) RestartSec; systemd.unit(5) StartLimitIntervalSec, StartLimitBurst",
+};
