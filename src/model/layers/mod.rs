@@ -20,7 +20,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 
-use super::distributions::TimeDistribution;
+use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, RunOutput, RunSettings};
 use super::{Section, SimModel, Value};
@@ -42,6 +42,9 @@ pub const PER_LAYER_KEYS: &[&str] = &[
     "queue_limit",
     "service",
     "service_time",
+    "service_sd",
+    "slow_service",
+    "slow_probability",
     "failure_probability",
     "faults",
     "attempts",
@@ -138,9 +141,10 @@ const LAYER_PARAMS: &[ParamSpec] = &[
     param(
         Section::Model,
         "service",
-        ParamKind::Choice(&["constant", "exponential"]),
+        ParamKind::Choice(DISTRIBUTION_NAMES),
         Value::Choice("constant"),
-        "distribution of a service's work per call, with mean `service_time`",
+        "distribution of a service's work per call: constant, exponential or lognormal with mean `service_time` \
+         (and sd `service_sd`), or bimodal (`service_time`, or `slow_service` with `slow_probability`)",
     ),
     param(
         Section::Model,
@@ -148,6 +152,15 @@ const LAYER_PARAMS: &[ParamSpec] = &[
         ParamKind::Duration,
         Value::Duration(ms(1)),
         "time a service works on a call before answering or calling down",
+    ),
+    param(Section::Model, "service_sd", ParamKind::Duration, Value::Duration(ms(1)), "lognormal work: its sd"),
+    param(Section::Model, "slow_service", ParamKind::Duration, Value::Duration(ms(1000)), "bimodal work: the slow value"),
+    param(
+        Section::Model,
+        "slow_probability",
+        ParamKind::Real { min: 0.0, max: 1.0 },
+        Value::Real(0.01),
+        "bimodal work: the chance a call takes `slow_service`",
     ),
     param(
         Section::Model,
@@ -229,6 +242,14 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
         Value::Choice("off"),
         "send a second copy of an attempt still unanswered after `hedge_delay` (fixed) or after the caller's \
          running `hedge_percentile` latency (percentile); the first answer wins, the other copy is cancelled",
+    ),
+    param(
+        Section::Client,
+        "hedge_placement",
+        ParamKind::Choice(&["every", "top", "bottom"]),
+        Value::Choice("every"),
+        "which callers hedge (when `hedge` is on): every one, only the user's client, or only the callers of the \
+         bottom services",
     ),
     param(
         Section::Client,
@@ -401,25 +422,26 @@ impl SimModel for Layers {
             return Err(ParamError { key: "rate", message: "must be greater than 0".into() });
         }
         let placement = point.choice("placement")?;
+        let hedge_placement = point.choice("hedge_placement")?;
         let (names, calls, points) = graph(point)?;
         let bottom = |i: usize| calls[i].is_empty();
         let mut services = Vec::with_capacity(names.len());
         for (i, own) in points.iter().enumerate() {
             let label = if point.parts().is_empty() { String::new() } else { format!(" (in [layer.{}])", names[i]) };
             let located = |error: ParamError| ParamError { message: format!("{}{label}", error.message), ..error };
-            let retries = match placement {
+            let placed = |placement: &str| match placement {
                 "every" => true,
                 "top" => false,
                 _ => calls[i].iter().any(|&c| bottom(c as usize)),
             };
-            let policy = caller_policy(own, retries).map_err(located)?;
-            let failure_probability = match own.parts().iter().find(|p| p.name == names[i]) {
-                Some(part) if part.get("failure_probability").is_some() => own.real("failure_probability")?,
-                _ if bottom(i) => own.real("failure_probability")?,
-                _ => 0.0,
-            };
+            let policy = caller_policy(own, placed(placement), placed(hedge_placement)).map_err(located)?;
+            // The model-wide failure probability and faults are the bottom services'; others only their own.
+            let part = own.parts().iter().find(|p| p.name == names[i]);
+            let applies = |key: &str| bottom(i) || part.is_some_and(|p| p.get(key).is_some());
+            let failure_probability =
+                if applies("failure_probability") { own.real("failure_probability")? } else { 0.0 };
             let faults = match own.get("faults")? {
-                Some(Value::Text(text)) => {
+                Some(Value::Text(text)) if applies("faults") => {
                     Faults::parse(&text).map_err(|message| located(ParamError { key: "faults", message }))?
                 }
                 _ => Faults::default(),
@@ -433,17 +455,19 @@ impl SimModel for Layers {
                 work: TimeDistribution::new(
                     own.choice("service")?,
                     own.duration("service_time")?,
-                    SimDuration::ZERO,
-                    SimDuration::ZERO,
-                    0.0,
+                    own.duration("service_sd")?,
+                    own.duration("slow_service")?,
+                    own.real("slow_probability")?,
                     "service",
-                )?,
+                )
+                .map_err(located)?,
                 failure_probability,
                 faults,
                 policy,
             });
         }
-        let user = caller_policy(point, placement != "bottom" || bottom(0))?;
+        let user_placed = |placement: &str| placement != "bottom" || bottom(0);
+        let user = caller_policy(point, user_placed(placement), user_placed(hedge_placement))?;
         // A black hole answers nothing: only its callers' timeouts end those attempts.
         let timeout_of = |caller: Option<usize>| match caller {
             None => user.timeout,
@@ -523,8 +547,8 @@ fn graph(point: &Point) -> Result<Graph, ParamError> {
     Ok((names, calls, points))
 }
 
-/// One caller's policy from its point; `retries` says whether placement lets it retry at all.
-fn caller_policy(point: &Point, retries: bool) -> Result<CallerPolicy, ParamError> {
+/// One caller's policy from its point; `retries` and `hedges` say whether placement lets it retry or hedge.
+fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPolicy, ParamError> {
     let base = point.duration("base")?;
     let cap = point.duration("cap")?;
     if cap < base {
@@ -550,6 +574,7 @@ fn caller_policy(point: &Point, retries: bool) -> Result<CallerPolicy, ParamErro
         "percentile" => Hedge::Percentile(point.real("hedge_percentile")?),
         _ => Hedge::Off,
     };
+    let hedge = if hedges { hedge } else { Hedge::Off };
     let limiter_name = point.choice("limiter")?;
     let strategy_name = point.choice("strategy")?;
     let mut backoff = RetryPolicy {
