@@ -437,3 +437,79 @@ fn a_client_limiter_caps_retries_during_an_outage() {
     let expected = (bucket[metric::CALLS] * 0.1 + 5.0).floor();
     assert!((bucket[metric::RETRIES] - expected).abs() <= 1.0, "{} vs {expected}", bucket[metric::RETRIES]);
 }
+
+#[test]
+fn an_outage_adds_one_fault_window_and_places_the_trigger_on_it() {
+    let c = config(&[
+        ("faults", text("1s..2s slowdown x2")),
+        ("outage_start", ms(5_000)),
+        ("outage_duration", ms(1_500)),
+        ("timeout", ms(100)),
+    ]);
+    let at = |ms: u64| SimTime::from_nanos(ms * 1_000_000);
+    let windows: Vec<(SimTime, SimTime, FaultKind)> = c.faults.windows().iter().map(|w| (w.start, w.end, w.kind)).collect();
+    assert_eq!(
+        windows,
+        [(at(1_000), at(2_000), FaultKind::Slowdown(2.0)), (at(5_000), at(6_500), FaultKind::BlackHole)],
+        "black-hole unless outage_kind says otherwise"
+    );
+    assert_eq!((c.trigger_start, c.trigger_end), (Some(at(5_000)), Some(at(6_500))));
+
+    let c = config(&[
+        ("outage_start", ms(5_000)),
+        ("outage_duration", ms(1_000)),
+        ("outage_kind", Value::Choice("fail-fast")),
+        ("trigger_end", ms(7_000)),
+    ]);
+    assert_eq!(c.faults.at(at(5_500)), Some(FaultKind::FailFast));
+    assert_eq!((c.trigger_start, c.trigger_end), (Some(at(5_000)), Some(at(7_000))), "an explicit trigger wins");
+
+    let c = config(&[("outage_start", ms(5_000)), ("outage_duration", ms(0)), ("timeout", ms(100))]);
+    assert!(c.faults.windows().is_empty(), "a zero-length outage adds no window");
+    assert_eq!((c.trigger_start, c.trigger_end), (None, Some(at(5_000))), "but recovery is measured from it");
+}
+
+#[test]
+fn outage_parameters_are_refused_alone_overlapping_or_black_holed_without_a_timeout() {
+    let refused = |changes: &[(&str, Value)]| Server::configure(&ModelKind::Server.point_with(changes)).unwrap_err();
+    let error = refused(&[("outage_duration", ms(1_000)), ("timeout", ms(100))]);
+    assert_eq!(error.key, "outage_duration");
+    assert!(error.message.contains("needs `outage_start`"), "{}", error.message);
+    let error = refused(&[("outage_start", ms(1_000))]);
+    assert_eq!(error.key, "outage_start");
+    assert!(error.message.contains("without `outage_duration`"), "{}", error.message);
+    assert_eq!(refused(&[("outage_kind", Value::Choice("reset"))]).key, "outage_kind");
+    let error = refused(&[
+        ("faults", text("1s..3s fail-fast")),
+        ("outage_start", ms(2_000)),
+        ("outage_duration", ms(2_000)),
+        ("outage_kind", Value::Choice("reset")),
+    ]);
+    assert_eq!(error.key, "outage_duration");
+    assert!(error.message.contains("overlaps"), "{}", error.message);
+    let error = refused(&[("outage_start", ms(1_000)), ("outage_duration", ms(1_000))]);
+    assert_eq!(error.key, "outage_duration");
+    assert!(error.message.contains("needs a client `timeout`"), "{}", error.message);
+}
+
+#[test]
+fn an_outage_behaves_like_the_same_fault_window() {
+    let base = [
+        ("kind", Value::Choice("open")),
+        ("rate", Value::Real(200.0)),
+        ("duration", ms(5_000)),
+        ("timeout", ms(200)),
+        ("max_attempts", Value::Count(2)),
+        ("strategy", Value::Choice("full-jitter")),
+    ];
+    let mut by_faults = base.to_vec();
+    by_faults.push(("faults", text("1s..2s black-hole")));
+    let mut by_outage = base.to_vec();
+    by_outage.extend([("outage_start", ms(1_000)), ("outage_duration", ms(1_000))]);
+    let a = Server::simulate(&config(&by_faults), RunSettings::new(18, BUCKET));
+    let b = Server::simulate(&config(&by_outage), RunSettings::new(18, BUCKET));
+    assert_eq!(a.metrics[metric::TIMEOUTS], b.metrics[metric::TIMEOUTS]);
+    assert!(a.metrics[metric::TIMEOUTS] > 100.0, "the window swallowed attempts");
+    assert_eq!(a.highlights, b.highlights);
+    assert_eq!(a.timeline, b.timeline, "same window, same seed: the same run");
+}
