@@ -129,8 +129,8 @@ const SERVER_PARAMS: &[ParamSpec] = &[
         key: "outage_duration",
         kind: ParamKind::Duration,
         default: ParamDefault::Unset,
-        help: "one more fault window [outage_start, outage_start + outage_duration), sweepable as a number; \
-               0s adds none but still marks the trigger (unset: no outage)",
+        help: "length of the outage starting at outage_start (a fault window [start, start + duration) whose \
+               length can be swept; 0s adds no window but still marks the trigger; unset: no outage)",
     },
     ParamSpec {
         section: Section::Model,
