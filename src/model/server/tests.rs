@@ -513,3 +513,46 @@ fn an_outage_behaves_like_the_same_fault_window() {
     assert_eq!(a.highlights, b.highlights);
     assert_eq!(a.timeline, b.timeline, "same window, same seed: the same run");
 }
+
+/// The claim of scenarios/metastable.toml on a small instance: 90% load on 10 workers (capacity 1,000/s), a 2 s
+/// black-hole trigger, 1 s timeouts, 3 attempts, abandoned work still served.
+fn metastable_case(outage: u64, limiter: &'static str, seed: u64) -> Vec<f64> {
+    let c = config(&[
+        ("kind", Value::Choice("open")),
+        ("rate", Value::Real(900.0)),
+        ("duration", ms(20_000)),
+        ("workers", Value::Count(10)),
+        ("service_mean", ms(10)),
+        ("network_delay", ms(1)),
+        ("outage_start", ms(5_000)),
+        ("outage_duration", ms(outage)),
+        ("timeout", ms(1_000)),
+        ("max_attempts", Value::Count(3)),
+        ("strategy", Value::Choice("exponential")),
+        ("base", ms(100)),
+        ("cap", ms(2_000)),
+        ("limiter", Value::Choice(limiter)),
+        ("budget", Value::Real(0.1)),
+    ]);
+    Server::simulate(&c, RunSettings::new(seed, SimDuration::from_millis(100))).metrics
+}
+
+#[test]
+fn retries_without_a_budget_stay_stuck_after_a_trigger_and_a_budget_recovers() {
+    for seed in 1..=5 {
+        let calm = metastable_case(0, "none", seed);
+        assert_eq!(calm[metric::RECOVERED], 1.0, "seed {seed}: stable without the trigger");
+        assert_eq!(calm[metric::TIMEOUTS], 0.0, "seed {seed}: no attempt waits 1 s at 90% load");
+
+        let stuck = metastable_case(2_000, "none", seed);
+        assert_eq!(stuck[metric::RECOVERED], 0.0, "seed {seed}: the trigger ends at 7 s, the overload never does");
+        assert!(stuck[metric::RECOVERY_MS].is_nan());
+        assert!(stuck[metric::AMPLIFICATION] > 2.0, "seed {seed}: most requests use all 3 attempts");
+        assert!(stuck[metric::SUCCESS_RATE] < 0.6, "seed {seed}: {}", stuck[metric::SUCCESS_RATE]);
+
+        let budget = metastable_case(2_000, "budget", seed);
+        assert_eq!(budget[metric::RECOVERED], 1.0, "seed {seed}: a 10% budget recovers");
+        assert!(budget[metric::RECOVERY_MS] < 1_000.0, "seed {seed}: {}", budget[metric::RECOVERY_MS]);
+        assert!(budget[metric::AMPLIFICATION] < 1.1, "seed {seed}: {}", budget[metric::AMPLIFICATION]);
+    }
+}
