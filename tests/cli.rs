@@ -604,3 +604,25 @@ fn outage_parameters_are_checked() {
         &["triggered.toml:18:1", "model.outage_duration", "needs a client `timeout`"],
     );
 }
+
+#[test]
+fn amplification_per_layer_as_grouped_bars() {
+    let layered = std::fs::read_to_string("scenarios/layered-amplification.toml").unwrap();
+    let text = format!(
+        "{layered}\n[charts.bars]\nmetrics = [\"amplification_l1\", \"amplification_l2\", \"amplification_l3\"]\n\
+         series = \"placement\"\nat = {{ layers = 3, attempts = 3, limiter = \"none\" }}\n"
+    )
+    .replace("requests = 200", "requests = 20");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "layers.toml", &text);
+    let out = dir.path().join("out");
+    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
+    let svg = std::fs::read_to_string(out.join("bars.svg")).unwrap();
+    assert!(svg.contains("amplification_l1 … amplification_l3 by placement"), "the title names metrics and series");
+    assert!(svg.contains("at layers=3, attempts=3, limiter=none"), "the pinned point is stated");
+    // Bottom hard down, every layer retrying 3 attempts: 3, 9 and 27 calls per request reach layers 1 to 3.
+    for value in ["3.00", "9.00", "27.0"] {
+        assert!(svg.contains(&format!("\n{value}\n")), "value label {value} is drawn");
+    }
+    assert!(out.join("bars.png").exists());
+}

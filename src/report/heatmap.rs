@@ -303,7 +303,72 @@ fn luminance(colour: RGBColor) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::scenario::plan;
+    use crate::stats::Estimate;
+
+    const SCENARIO: &str = r#"schema_version = 1
+replicates = 2
+[model]
+kind = "server"
+workers = 2
+outage_start = "1s"
+[workload]
+kind = "open"
+[client]
+timeout = "200ms"
+[sweep]
+limiter = ["none", "budget"]
+rate = [150, 50]
+outage_duration = ["0s", "500ms"]
+[charts]
+heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
+"#;
+
+    /// Every point recovered in 10 ms, except: rate 150 without a limiter after 500 ms never recovers, and rate
+    /// 50 without a limiter after 500 ms recovers in one replicate of two (in 40 ms).
+    fn aggregate(scenario: &Scenario, points: &[PlannedPoint]) -> Aggregate {
+        let model = scenario.model;
+        let (recovery, recovered) =
+            (model.metric_index("recovery_ms").unwrap(), model.metric_index("recovered").unwrap());
+        let summary = points
+            .iter()
+            .map(|point| {
+                let mut estimates = vec![Estimate { mean: 1.0, sd: 0.0, ci95: 0.0 }; model.metrics().len()];
+                let key = point.swept.iter().map(ToString::to_string).collect::<Vec<_>>().join("/");
+                let (ms, fraction) = match key.as_str() {
+                    "none/150/500ms" => (f64::NAN, 0.0),
+                    "none/50/500ms" => (40.0, 0.5),
+                    _ => (10.0, 1.0),
+                };
+                estimates[recovery].mean = ms;
+                estimates[recovered].mean = fraction;
+                estimates
+            })
+            .collect();
+        Aggregate { summary, timelines: vec![], events: 0, truncated_runs: 0, latency: vec![], highlights: vec![] }
+    }
+
+    #[test]
+    fn cells_follow_the_axes_and_say_never_or_how_many_recovered() {
+        let scenario = Scenario::from_source(Path::new("h.toml"), SCENARIO.to_owned()).unwrap();
+        let points = plan(&scenario).unwrap();
+        let heatmap =
+            Heatmap::build(&scenario, &points, &aggregate(&scenario, &points), &scenario.charts.heatmaps[0]).unwrap();
+        assert_eq!(heatmap.x_ticks, ["0s", "500ms"]);
+        assert_eq!(heatmap.y_ticks, ["50", "150"], "numbers increase upwards whatever the sweep order");
+        let labels: Vec<&str> = heatmap.panels.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["limiter=none", "limiter=budget"]);
+        assert_eq!(heatmap.range, (10.0, 40.0), "the colour scale spans the defined means");
+        let cell = |panel: usize, x: usize, y: usize| heatmap.panels[panel].cells[y * 2 + x].clone().unwrap();
+        assert!(cell(0, 1, 1).never && cell(0, 1, 1).mean.is_nan(), "150/s after 500 ms never recovered");
+        assert_eq!(cell(0, 1, 0), Cell { mean: 40.0, never: false, partial: Some("1/2".into()) });
+        assert_eq!(cell(0, 0, 1), Cell { mean: 10.0, never: false, partial: None });
+        assert_eq!(cell(1, 1, 1), Cell { mean: 10.0, never: false, partial: None }, "the budget panel");
+        assert!(heatmap.subtitle.contains("never: none did"), "{}", heatmap.subtitle);
+    }
 
     #[test]
     fn the_colour_scale_runs_from_dark_to_yellow_and_text_stays_readable() {
