@@ -491,12 +491,13 @@ impl SimModel for Server {
         let outage = outage(point)?;
         if let Some(outage) = &outage {
             if outage.kind == FaultKind::BlackHole && timeout.is_none() {
-                let key = if point.get("outage_kind")?.is_some() { "outage_kind" } else { "outage_duration" };
+                let (key, kind) = match point.get("outage_kind")? {
+                    Some(_) => ("outage_kind", "a black-hole outage"),
+                    None => ("outage_duration", "a black-hole outage (the default `outage_kind`)"),
+                };
                 return Err(ParamError {
                     key,
-                    message: "a black-hole outage (the default `outage_kind`) needs a client `timeout`, or its \
-                              requests wait forever"
-                        .into(),
+                    message: format!("{kind} needs a client `timeout`, or its requests wait forever"),
                 });
             }
             if outage.end > outage.start {
@@ -594,12 +595,9 @@ impl SimModel for Server {
 /// are refused without it, since they would change nothing.
 fn outage(point: &Point) -> Result<Option<FaultWindow>, ParamError> {
     let kind = match point.get("outage_kind")? {
-        None => FaultKind::BlackHole,
-        Some(_) => match point.choice("outage_kind")? {
-            "fail-fast" => FaultKind::FailFast,
-            "reset" => FaultKind::Reset,
-            _ => FaultKind::BlackHole,
-        },
+        Some(Value::Choice("fail-fast")) => FaultKind::FailFast,
+        Some(Value::Choice("reset")) => FaultKind::Reset,
+        _ => FaultKind::BlackHole,
     };
     let start = point.optional_duration("outage_start")?;
     let Some(duration) = point.optional_duration("outage_duration")? else {
