@@ -611,3 +611,163 @@ fn layer_tables_in_a_model_without_parts() {
         &["server.toml:", "takes no [layer.*] tables"],
     );
 }
+
+/// A small server sweep over a trigger's length and the load, with a heatmap and grouped bars.
+const TRIGGERED: &str = r#"schema_version = 1
+replicates = 2
+timeline_bucket = "100ms"
+
+[model]
+kind = "server"
+workers = 2
+outage_start = "1s"
+
+[workload]
+kind = "open"
+duration = "3s"
+
+[client]
+timeout = "200ms"
+max_attempts = 3
+
+[sweep]
+outage_duration = ["0s", "500ms"]
+rate = [50, 150]
+limiter = ["none", "budget"]
+
+[charts]
+heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
+
+[charts.bars]
+metrics = ["amplification", "success_rate"]
+series = "limiter"
+at = { rate = 150 }
+name = "per_limiter"
+"#;
+
+#[test]
+fn heatmap_and_grouped_bars_are_written_as_svg_and_png() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "triggered.toml", TRIGGERED);
+    let out = dir.path().join("out");
+    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
+    for stem in ["heatmap_recovery_ms", "per_limiter"] {
+        let svg = std::fs::read_to_string(out.join(format!("{stem}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg"), "{stem}.svg");
+        let png = std::fs::read(out.join(format!("{stem}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{stem}.png");
+    }
+    let heatmap = std::fs::read_to_string(out.join("heatmap_recovery_ms.svg")).unwrap();
+    for text in ["recovery_ms by outage_duration and rate", "limiter=none", "limiter=budget", "500ms", "150"] {
+        assert!(heatmap.contains(text), "the heatmap shows {text:?}");
+    }
+    let bars = std::fs::read_to_string(out.join("per_limiter.svg")).unwrap();
+    for text in ["amplification and success_rate by limiter", "at outage_duration=500ms, rate=150", "budget"] {
+        assert!(bars.contains(text), "the bars chart shows {text:?}");
+    }
+}
+
+#[test]
+fn a_heatmap_whose_axis_set_removed_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "triggered.toml", TRIGGERED);
+    let out = dir.path().join("out");
+    retrylab()
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q", "--set", "rate=150"])
+        .assert()
+        .success();
+    assert!(!out.join("heatmap_recovery_ms.svg").exists(), "rate is no longer swept");
+    assert!(out.join("per_limiter.svg").exists(), "the bars chart does not need rate");
+}
+
+fn assert_bad_triggered_input(from: &str, to: &str, expected: &[&str]) {
+    assert_refused(TRIGGERED, "triggered.toml", from, to, expected);
+}
+
+#[test]
+fn heatmap_options_are_checked() {
+    assert_bad_triggered_input(
+        "y = \"rate\"",
+        "y = \"workers\"",
+        &["triggered.toml:24:40", "charts.heatmap.y", "\"workers\" is not swept; swept parameters: outage_duration"],
+    );
+    assert_bad_triggered_input(
+        "metric = \"recovery_ms\"",
+        "metric = \"recovery\"",
+        &["triggered.toml:24:57", "charts.heatmap.metric", "unknown metric \"recovery\"; valid: calls"],
+    );
+    assert_bad_triggered_input(
+        "metric = \"recovery_ms\" }",
+        "metric = \"recovery_ms\", at = { limiter = \"breaker\" } }",
+        &["triggered.toml:24:", "charts.heatmap.at.limiter", "breaker is not one of the swept values"],
+    );
+}
+
+#[test]
+fn bars_options_are_checked() {
+    assert_bad_triggered_input(
+        "\"success_rate\"]",
+        "\"succes_rate\"]",
+        &["triggered.toml:27:29", "charts.bars.metrics", "unknown metric \"succes_rate\""],
+    );
+    assert_bad_triggered_input(
+        "at = { rate = 150 }",
+        "at = { rate = 100 }",
+        &["triggered.toml:29:15", "charts.bars.at.rate", "100 is not one of the swept values"],
+    );
+    assert_bad_triggered_input(
+        "name = \"per_limiter\"",
+        "name = \"goodput\"",
+        &["triggered.toml:30:8", "charts.bars.name", "already written as \"goodput\""],
+    );
+}
+
+#[test]
+fn outage_parameters_are_checked() {
+    assert_bad_triggered_input(
+        "outage_duration = [\"0s\", \"500ms\"]",
+        "outage_duration = [\"0s\", \"-5ms\"]",
+        &["triggered.toml:19:26", "sweep.outage_duration", "negative"],
+    );
+    assert_bad_triggered_input(
+        "outage_start = \"1s\"\n",
+        "",
+        &["triggered.toml:18:1", "model.outage_duration", "an outage needs `outage_start`"],
+    );
+    assert_bad_triggered_input(
+        "workers = 2\n",
+        "workers = 2\noutage_kind = \"melt-down\"\n",
+        &[
+            "triggered.toml:8:15",
+            "model.outage_kind",
+            "unknown outage_kind \"melt-down\"; valid: black-hole, fail-fast",
+        ],
+    );
+    assert_bad_triggered_input(
+        "timeout = \"200ms\"\n",
+        "",
+        &["triggered.toml:18:1", "model.outage_duration", "needs a client `timeout`"],
+    );
+}
+
+#[test]
+fn amplification_per_layer_as_grouped_bars() {
+    let layered = std::fs::read_to_string("scenarios/layered-amplification.toml").unwrap();
+    let text = format!(
+        "{layered}\n[charts.bars]\nmetrics = [\"amplification_l1\", \"amplification_l2\", \"amplification_l3\"]\n\
+         series = \"placement\"\nat = {{ layers = 3, attempts = 3, limiter = \"none\" }}\n"
+    )
+    .replace("requests = 200", "requests = 20");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "layers.toml", &text);
+    let out = dir.path().join("out");
+    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
+    let svg = std::fs::read_to_string(out.join("bars.svg")).unwrap();
+    assert!(svg.contains("amplification_l1 … amplification_l3 by placement"), "the title names metrics and series");
+    assert!(svg.contains("at layers=3, attempts=3, limiter=none"), "the pinned point is stated");
+    // Bottom hard down, every layer retrying 3 attempts: 3, 9 and 27 calls per request reach layers 1 to 3.
+    for value in ["3.00", "9.00", "27.0"] {
+        assert!(svg.contains(&format!("\n{value}\n")), "value label {value} is drawn");
+    }
+    assert!(out.join("bars.png").exists());
+}

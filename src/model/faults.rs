@@ -76,6 +76,23 @@ impl Faults {
         Ok(Faults { windows })
     }
 
+    /// Adds one window `[start, end)` where it belongs in time order; refused when it is empty or overlaps a
+    /// window already there.
+    pub fn add(&mut self, window: FaultWindow) -> Result<(), String> {
+        if window.end <= window.start {
+            return Err("the window is empty: it must end after it starts".into());
+        }
+        let index = self.windows.partition_point(|w| w.start < window.start);
+        let before = index.checked_sub(1).map(|i| &self.windows[i]);
+        let after = self.windows.get(index);
+        if before.is_some_and(|w| w.end > window.start) || after.is_some_and(|w| w.start < window.end) {
+            let (start, end) = (window.start - SimTime::ZERO, window.end - SimTime::ZERO);
+            return Err(format!("the window {start}..{end} overlaps a window of `faults`"));
+        }
+        self.windows.insert(index, window);
+        Ok(())
+    }
+
     /// The fault in force at `t` (windows include their start and exclude their end).
     #[inline]
     pub fn at(&self, t: SimTime) -> Option<FaultKind> {
@@ -114,6 +131,22 @@ mod tests {
         assert_eq!(faults.at(at(61)), None);
         assert!(faults.has_black_hole());
         assert_eq!(Faults::parse("").unwrap().at(at(1)), None);
+    }
+
+    #[test]
+    fn an_added_window_keeps_time_order_and_may_not_overlap() {
+        let mut faults = Faults::parse("20s..25s black-hole, 40s..50s slowdown x3").unwrap();
+        faults.add(FaultWindow { start: at(30), end: at(35), kind: FaultKind::FailFast }).unwrap();
+        let starts: Vec<SimTime> = faults.windows().iter().map(|w| w.start).collect();
+        assert_eq!(starts, [at(20), at(30), at(40)]);
+        assert_eq!(faults.at(at(32)), Some(FaultKind::FailFast));
+        for (start, end) in [(24, 26), (39, 41), (21, 22), (10, 60)] {
+            let error = faults.add(FaultWindow { start: at(start), end: at(end), kind: FaultKind::Reset }).unwrap_err();
+            assert!(error.contains("overlaps"), "{start}..{end}: {error}");
+        }
+        let error = faults.add(FaultWindow { start: at(5), end: at(5), kind: FaultKind::Reset }).unwrap_err();
+        assert!(error.contains("empty"), "{error}");
+        assert_eq!(faults.windows().len(), 3, "refused windows are not added");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use rand::RngExt;
 
 use super::client::{CLIENT_PARAMS, client_policy};
 use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
-use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
+use super::faults::{FAULT_SYNTAX, FaultKind, FaultWindow, Faults};
 use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, mix64, run, sim_rng};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
@@ -121,6 +121,28 @@ const SERVER_PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         section: Section::Model,
+        key: "outage_start",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Unset,
+        help: "when the outage given by `outage_duration` begins",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "outage_duration",
+        kind: ParamKind::Duration,
+        default: ParamDefault::Unset,
+        help: "length of the outage starting at outage_start (a fault window [start, start + duration) whose \
+               length can be swept; 0s adds no window but still marks the trigger; unset: no outage)",
+    },
+    ParamSpec {
+        section: Section::Model,
+        key: "outage_kind",
+        kind: ParamKind::Choice(OUTAGE_KINDS),
+        default: ParamDefault::Unset,
+        help: "what the server does during the outage: black-hole, fail-fast or reset (unset: black-hole)",
+    },
+    ParamSpec {
+        section: Section::Model,
         key: "overload_retry_after",
         kind: ParamKind::Duration,
         default: ParamDefault::Unset,
@@ -134,6 +156,9 @@ const SERVER_PARAMS: &[ParamSpec] = &[
         help: "network-delay distribution",
     },
 ];
+
+/// Fault kinds an outage (`outage_kind`) can take, as in the `faults` syntax.
+const OUTAGE_KINDS: &[&str] = &["black-hole", "fail-fast", "reset"];
 
 /// Workload kinds: `burst` releases `clients` requests at t = 0; `open` sends Poisson arrivals at `rate` until
 /// `duration`; `closed` runs `clients` clients that each think for Exp(`think_time`) between requests.
@@ -184,14 +209,16 @@ const WORKLOAD_PARAMS: &[ParamSpec] = &[
         key: "trigger_start",
         kind: ParamKind::Duration,
         default: ParamDefault::Unset,
-        help: "when the trigger begins, for shading charts (unset: the start of the last fault window)",
+        help: "when the trigger begins, for shading charts (unset: the outage's start, else the start of the last \
+               fault window)",
     },
     ParamSpec {
         section: Section::Workload,
         key: "trigger_end",
         kind: ParamKind::Duration,
         default: ParamDefault::Unset,
-        help: "when the trigger (a spike, an outage) ends, for recovery_ms (unset: the end of the last fault window)",
+        help: "when the trigger (a spike, an outage) ends, for recovery_ms (unset: the outage's end, else the end \
+               of the last fault window)",
     },
 ];
 
@@ -460,7 +487,7 @@ impl SimModel for Server {
                 Some((rate, point.count("rate_burst")? as f64))
             }
         };
-        let faults = match point.get("faults")? {
+        let mut faults = match point.get("faults")? {
             Some(Value::Text(text)) => Faults::parse(&text).map_err(|message| ParamError { key: "faults", message })?,
             _ => Faults::default(),
         };
@@ -471,14 +498,31 @@ impl SimModel for Server {
                 message: "a black-hole window needs a client `timeout`, or its requests wait forever".into(),
             });
         }
-        let trigger_end = point
-            .optional_duration("trigger_end")?
-            .map(|d| SimTime::ZERO + d)
-            .or_else(|| faults.windows().last().map(|window| window.end));
-        let trigger_start = point
-            .optional_duration("trigger_start")?
-            .map(|d| SimTime::ZERO + d)
-            .or_else(|| faults.windows().last().map(|window| window.start));
+        let outage = outage(point)?;
+        if let Some(outage) = &outage {
+            if outage.kind == FaultKind::BlackHole && timeout.is_none() {
+                let (key, kind) = match point.get("outage_kind")? {
+                    Some(_) => ("outage_kind", "a black-hole outage"),
+                    None => ("outage_duration", "a black-hole outage (the default `outage_kind`)"),
+                };
+                return Err(ParamError {
+                    key,
+                    message: format!("{kind} needs a client `timeout`, or its requests wait forever"),
+                });
+            }
+            if outage.end > outage.start {
+                faults.add(*outage).map_err(|message| ParamError { key: "outage_duration", message })?;
+            }
+        }
+        // An outage of length 0 has no span to shade, but recovery is still measured from its (empty) end.
+        let outage_span = outage.map(|o| ((o.end > o.start).then_some(o.start), o.end));
+        let last_window = faults.windows().last().map(|window| (Some(window.start), window.end));
+        let (default_start, default_end) = match outage_span.or(last_window) {
+            Some((start, end)) => (start, Some(end)),
+            None => (None, None),
+        };
+        let trigger_end = point.optional_duration("trigger_end")?.map(|d| SimTime::ZERO + d).or(default_end);
+        let trigger_start = point.optional_duration("trigger_start")?.map(|d| SimTime::ZERO + d).or(default_start);
         if let (Some(start), Some(end)) = (trigger_start, trigger_end)
             && start >= end
         {
@@ -555,6 +599,34 @@ impl SimModel for Server {
         output.truncated = stats.truncated;
         output
     }
+}
+
+/// The outage `outage_start`, `outage_duration` and `outage_kind` describe: a fault window
+/// [start, start + duration), possibly empty (duration 0). `None` when `outage_duration` is unset; the other two
+/// are refused without it, since they would change nothing.
+fn outage(point: &Point) -> Result<Option<FaultWindow>, ParamError> {
+    let kind = match point.get("outage_kind")? {
+        Some(Value::Choice("fail-fast")) => FaultKind::FailFast,
+        Some(Value::Choice("reset")) => FaultKind::Reset,
+        _ => FaultKind::BlackHole,
+    };
+    let start = point.optional_duration("outage_start")?;
+    let Some(duration) = point.optional_duration("outage_duration")? else {
+        for key in ["outage_start", "outage_kind"] {
+            if point.get(key)?.is_some() {
+                return Err(ParamError { key, message: "has no effect without `outage_duration`; set it too".into() });
+            }
+        }
+        return Ok(None);
+    };
+    let Some(start) = start else {
+        return Err(ParamError {
+            key: "outage_duration",
+            message: "an outage needs `outage_start`, the time it begins".into(),
+        });
+    };
+    let start = SimTime::ZERO + start;
+    Ok(Some(FaultWindow { start, end: start + duration, kind }))
 }
 
 /// A message or timer. `slot` indexes the request table; `token` names one attempt, so events about an

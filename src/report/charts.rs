@@ -2,7 +2,8 @@
 //!
 //! - each chosen metric against the sweep's numeric x axis, one line per series with its 95% CI band, or, when
 //!   nothing numeric is swept, as bars per point with CI whiskers;
-//! - the timeline as small multiples: one panel per series on the same y scale, so waves compare at a glance.
+//! - the timeline as small multiples: one panel per series on the same y scale, so waves compare at a glance;
+//! - the heatmaps and grouped bars `[charts]` asks for (`heatmap.rs`, `grouped_bars.rs`).
 //!
 //! PNGs are drawn with the DejaVu Sans font shipped in `assets/fonts`, so no system font library is needed.
 
@@ -15,16 +16,18 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::aggregate::Aggregate;
 use super::atomic::{commit, temporary_path, write_atomic};
+use super::grouped_bars::GroupedBars;
+use super::heatmap::Heatmap;
 use super::tables::format_number;
 use crate::Error;
 use crate::model::{MetricSpec, Value};
 use crate::scenario::{PlannedPoint, Scenario, SweepAxis};
 
-const FONT: &str = "sans-serif";
+pub(super) const FONT: &str = "sans-serif";
 const WIDTH: u32 = 1100;
 const HEIGHT: u32 = 680;
 /// Tableau 10: distinguishable, and readable by most colour-blind viewers.
-const PALETTE: [RGBColor; 10] = [
+pub(super) const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -36,8 +39,8 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
-const GREY: RGBColor = RGBColor(90, 90, 90);
-const GRID: RGBColor = RGBColor(225, 225, 225);
+pub(super) const GREY: RGBColor = RGBColor(90, 90, 90);
+pub(super) const GRID: RGBColor = RGBColor(225, 225, 225);
 
 static FONT_REGISTRATION: Once = Once::new();
 
@@ -84,6 +87,10 @@ enum Chart {
     Panels { frame: Frame, panels: Vec<Panel> },
     /// Cumulative distributions on a logarithmic x axis, with p50 and p99 marked on each line.
     Cdf { frame: Frame, lines: Vec<Line> },
+    /// One metric over two swept parameters, one coloured cell per pair.
+    Heatmap(Heatmap),
+    /// Several metrics side by side, one bar per series value.
+    GroupedBars(GroupedBars),
 }
 
 /// Draws every chart of a results folder and returns the files written.
@@ -115,6 +122,15 @@ pub fn draw_all(
     if let Some(chart) = latency_cdf_chart(scenario, aggregate, &focus) {
         written.extend(render(&chart, &out.join("latency_cdf"))?);
     }
+    for options in &scenario.charts.heatmaps {
+        if let Some(heatmap) = Heatmap::build(scenario, points, aggregate, options) {
+            written.extend(render(&Chart::Heatmap(heatmap), &out.join(&options.name))?);
+        }
+    }
+    for options in &scenario.charts.bars {
+        let bars = GroupedBars::build(scenario, points, aggregate, options);
+        written.extend(render(&Chart::GroupedBars(bars), &out.join(&options.name))?);
+    }
     Ok(written)
 }
 
@@ -135,40 +151,80 @@ impl Focus {
             .and_then(|key| scenario.sweep.iter().position(|axis| axis.spec.key == key))
             .or_else(|| scenario.sweep.iter().position(|axis| axis.values.iter().any(|v| v.as_axis_number().is_none())))
             .or_else(|| (0..scenario.sweep.len()).find(|&i| Some(i) != x_axis));
-        let fixed: Vec<Option<Value>> = scenario
-            .sweep
-            .iter()
-            .enumerate()
-            .map(|(i, axis)| {
-                (Some(i) != series_index).then(|| {
-                    // `--set` may have changed the axis since the file was read: fall back to its middle value.
-                    scenario
-                        .charts
-                        .timeline_at
-                        .iter()
-                        .find(|(key, value)| *key == axis.spec.key && axis.values.contains(value))
-                        .map_or_else(|| axis.values[axis.values.len() / 2].clone(), |(_, v)| v.clone())
-                })
-            })
-            .collect();
+        let pins = Pins::new(scenario, &scenario.charts.timeline_at, |i| Some(i) != series_index, true);
         let chosen = points
             .iter()
             .enumerate()
-            .filter(|(_, point)| {
-                fixed.iter().zip(&point.swept).all(|(wanted, value)| wanted.as_ref().is_none_or(|w| w == value))
-            })
+            .filter(|(_, point)| pins.admit(point))
             .map(|(index, point)| {
                 (index, series_index.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string()))
             })
             .collect();
+        Focus { points: chosen, at_text: pins.at_text(scenario) }
+    }
+}
+
+/// Which swept parameters a chart pins to one value, and which it leaves free.
+pub(super) struct Pins {
+    /// Per swept axis: the value it is pinned to, if any.
+    values: Vec<Option<Value>>,
+    /// Per swept axis: could be pinned but is not (a heatmap's panels).
+    free: Vec<bool>,
+}
+
+impl Pins {
+    /// Every axis `pinnable(i)` accepts is pinned to its value in `at`, or, if `at` does not name it (or `--set`
+    /// has since removed that value), to its middle value when `middle` is true and left free otherwise. The
+    /// other axes (a chart's x, y or series) are neither.
+    pub(super) fn new(
+        scenario: &Scenario,
+        at: &[(&'static str, Value)],
+        pinnable: impl Fn(usize) -> bool,
+        middle: bool,
+    ) -> Pins {
+        let values: Vec<Option<Value>> = scenario
+            .sweep
+            .iter()
+            .enumerate()
+            .map(|(i, axis)| {
+                let wanted = at.iter().find(|(key, value)| *key == axis.spec.key && axis.values.contains(value));
+                match wanted {
+                    _ if !pinnable(i) => None,
+                    Some((_, value)) => Some(value.clone()),
+                    None => middle.then(|| axis.values[axis.values.len() / 2].clone()),
+                }
+            })
+            .collect();
+        let free = values.iter().enumerate().map(|(i, value)| pinnable(i) && value.is_none()).collect();
+        Pins { values, free }
+    }
+
+    /// Whether `point` has every pinned value.
+    pub(super) fn admit(&self, point: &PlannedPoint) -> bool {
+        self.values.iter().zip(&point.swept).all(|(wanted, value)| wanted.as_ref().is_none_or(|w| w == value))
+    }
+
+    /// " at clients=100, strategy=none" over the pinned axes, or empty.
+    pub(super) fn at_text(&self, scenario: &Scenario) -> String {
         let at: Vec<String> = scenario
             .sweep
             .iter()
-            .zip(&fixed)
+            .zip(&self.values)
             .filter_map(|(axis, value)| value.as_ref().map(|v| format!("{}={v}", axis.spec.key)))
             .collect();
-        let at_text = if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) };
-        Focus { points: chosen, at_text }
+        if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) }
+    }
+
+    /// "limiter=none, workers=4" over the free axes of `point`, or empty.
+    pub(super) fn free_label(&self, scenario: &Scenario, point: &PlannedPoint) -> String {
+        let parts: Vec<String> = scenario
+            .sweep
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.free[*i])
+            .map(|(i, axis)| format!("{}={}", axis.spec.key, point.swept[i]))
+            .collect();
+        parts.join(", ")
     }
 }
 
@@ -373,6 +429,8 @@ fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) 
 fn render(chart: &Chart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     let size = match chart {
         Chart::Panels { panels, .. } if panels.len() > 2 => (WIDTH, 110 + 190 * panels.len() as u32),
+        Chart::Heatmap(heatmap) => heatmap.size(),
+        Chart::GroupedBars(bars) => bars.size(),
         _ => (WIDTH, HEIGHT),
     };
     let svg_path = stem.with_extension("svg");
@@ -396,23 +454,27 @@ fn render(chart: &Chart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(vec![svg_path, png_path])
 }
 
-type DrawResult = Result<(), String>;
+pub(super) type DrawResult = Result<(), String>;
 
 fn draw<DB: DrawingBackend>(chart: &Chart, root: &DrawingArea<DB, Shift>) -> DrawResult {
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(fail)?;
-    let frame = match chart {
+    let title = match chart {
         Chart::Lines { frame, .. }
         | Chart::Bars { frame, .. }
         | Chart::Panels { frame, .. }
-        | Chart::Cdf { frame, .. } => frame,
+        | Chart::Cdf { frame, .. } => &frame.title,
+        Chart::Heatmap(heatmap) => &heatmap.title,
+        Chart::GroupedBars(bars) => &bars.title,
     };
-    let titled = root.titled(&frame.title, (FONT, 26).into_font().style(FontStyle::Bold)).map_err(fail)?;
+    let titled = root.titled(title, (FONT, 26).into_font().style(FontStyle::Bold)).map_err(fail)?;
     match chart {
         Chart::Lines { frame, lines } => draw_lines(frame, lines, &titled)?,
         Chart::Bars { frame, bars } => draw_bars(frame, bars, &titled)?,
         Chart::Panels { frame, panels } => draw_panels(frame, panels, &titled)?,
         Chart::Cdf { frame, lines } => draw_cdf(frame, lines, &titled)?,
+        Chart::Heatmap(heatmap) => heatmap.draw(&titled)?,
+        Chart::GroupedBars(bars) => bars.draw(&titled)?,
     }
     root.present().map_err(fail)
 }
@@ -627,7 +689,7 @@ fn draw_cdf<DB: DrawingBackend>(frame: &Frame, lines: &[Line], area: &DrawingAre
 }
 
 /// A bar label: whole numbers from 100 up, else three significant digits.
-fn short_number(x: f64) -> String {
+pub(super) fn short_number(x: f64) -> String {
     if x.abs() >= 100.0 || x == 0.0 {
         format!("{x:.0}")
     } else {

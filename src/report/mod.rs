@@ -3,6 +3,8 @@
 mod aggregate;
 pub mod atomic;
 mod charts;
+mod grouped_bars;
+mod heatmap;
 mod manifest;
 mod tables;
 

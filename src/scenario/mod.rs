@@ -22,6 +22,7 @@
 //! strategy = ["none", "exponential", "full-jitter"]
 //! ```
 
+mod chart_options;
 mod error;
 mod overrides;
 mod parse;
@@ -32,6 +33,7 @@ mod value;
 use std::path::{Path, PathBuf};
 
 pub use crate::engine::parse_duration;
+pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
 pub use error::{InputError, LineCol, Origin};
 pub use parts::PartOrigins;
 pub use plan::{PlannedPoint, plan};
@@ -100,6 +102,10 @@ pub struct ChartOptions {
     pub timeline_until: Option<SimDuration>,
     /// The timeline series the timeline chart draws (default: the model's first).
     pub timeline_series: Option<&'static str>,
+    /// Heatmaps of one metric over two swept parameters (`[charts.heatmap]`).
+    pub heatmaps: Vec<HeatmapOptions>,
+    /// Grouped bar charts of several metrics (`[charts.bars]`).
+    pub bars: Vec<BarsOptions>,
 }
 
 /// Default replicates and seed when the file does not say.

@@ -6,6 +6,7 @@ use std::path::Path;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use super::chart_options;
 use super::error::{InputError, LineCol, Locator, Origin};
 use super::value::{convert, integer, number, type_name};
 use super::{
@@ -30,7 +31,8 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "sweep",
     "charts",
 ];
-const CHART_KEYS: &[&str] = &["x", "series", "metrics", "timeline_at", "timeline_until", "timeline_series"];
+const CHART_KEYS: &[&str] =
+    &["x", "series", "metrics", "timeline_at", "timeline_until", "timeline_series", "heatmap", "bars"];
 const RANGE_KEYS: &[&str] = &["from", "to", "step"];
 /// Finer timeline buckets would cost memory without showing anything a chart can draw.
 pub const MIN_TIMELINE_BUCKET: SimDuration = SimDuration::from_micros(1);
@@ -39,11 +41,11 @@ pub const MAX_AXIS_VALUES: usize = 100_000;
 
 type Entry<'i> = (&'i Spanned<std::borrow::Cow<'i, str>>, &'i Spanned<DeValue<'i>>);
 
-fn find<'t, 'i>(table: &'t DeTable<'i>, key: &str) -> Option<&'t Spanned<DeValue<'i>>> {
+pub(super) fn find<'t, 'i>(table: &'t DeTable<'i>, key: &str) -> Option<&'t Spanned<DeValue<'i>>> {
     table.iter().find(|(k, _)| k.get_ref() == key).map(|(_, v)| v)
 }
 
-fn as_table<'t, 'i>(
+pub(super) fn as_table<'t, 'i>(
     value: &'t Spanned<DeValue<'i>>,
     key: &str,
     at: Locator<'_>,
@@ -54,7 +56,7 @@ fn as_table<'t, 'i>(
         .ok_or_else(|| at.error(value.span(), key, format!("expected a table, found {}", type_name(value.get_ref()))))
 }
 
-fn unknown_key(at: Locator<'_>, span: Range<usize>, key: &str, where_: &str, valid: &[&str]) -> InputError {
+pub(super) fn unknown_key(at: Locator<'_>, span: Range<usize>, key: &str, where_: &str, valid: &[&str]) -> InputError {
     at.error(span, key, format!("unknown key `{key}` in {where_}; valid keys: {}", valid.join(", ")))
 }
 
@@ -468,23 +470,8 @@ fn read_charts(
     sweep: &[SweepAxis],
     at: Locator<'_>,
 ) -> Result<ChartOptions, InputError> {
-    let swept: Vec<&str> = sweep.iter().map(|axis| axis.spec.key).collect();
-    let swept_key = |value: &Spanned<DeValue<'_>>, key: &str| -> Result<&'static str, InputError> {
-        let name = value
-            .get_ref()
-            .as_str()
-            .ok_or_else(|| at.error(value.span(), key, "expected the name of a swept parameter"))?;
-        sweep.iter().map(|axis| axis.spec.key).find(|k| *k == name).ok_or_else(|| {
-            at.error(
-                value.span(),
-                key,
-                format!(
-                    "\"{name}\" is not swept; swept parameters: {}",
-                    if swept.is_empty() { "none".to_owned() } else { swept.join(", ") }
-                ),
-            )
-        })
-    };
+    let swept_key = |value: &Spanned<DeValue<'_>>, key: &str| chart_options::swept_key(value, key, sweep, at);
+    let mut taken = Vec::new();
     let mut options = ChartOptions::default();
     for (key, value) in table.iter() {
         let dotted = format!("charts.{}", key.get_ref());
@@ -497,41 +484,12 @@ fn read_charts(
                     .as_array()
                     .ok_or_else(|| at.error(value.span(), &dotted, "expected a list of metric names"))?;
                 for item in items.iter() {
-                    let name = item.get_ref().as_str().unwrap_or_default();
-                    let metric = model.metrics().iter().find(|m| m.name == name).ok_or_else(|| {
-                        let valid: Vec<&str> = model.metrics().iter().map(|m| m.name).collect();
-                        at.error(
-                            item.span(),
-                            &dotted,
-                            format!("unknown metric \"{name}\"; valid: {}", valid.join(", ")),
-                        )
-                    })?;
-                    options.metrics.push(metric.name);
+                    options.metrics.push(chart_options::metric_name(model, item, &dotted, at)?);
                 }
             }
-            "timeline_at" => {
-                let at_table = as_table(value, &dotted, at)?;
-                for (param, wanted) in at_table.iter() {
-                    let param_key = format!("{dotted}.{}", param.get_ref());
-                    let axis =
-                        sweep.iter().find(|axis| axis.spec.key == param.get_ref().as_ref()).ok_or_else(|| {
-                            at.error(
-                                param.span(),
-                                &param_key,
-                                format!("not a swept parameter; swept parameters: {}", swept.join(", ")),
-                            )
-                        })?;
-                    let wanted_value = convert(axis.spec, &param_key, wanted.get_ref(), wanted.span(), at)?;
-                    if !axis.values.contains(&wanted_value) {
-                        return Err(at.error(
-                            wanted.span(),
-                            &param_key,
-                            format!("{wanted_value} is not one of the swept values"),
-                        ));
-                    }
-                    options.timeline_at.push((axis.spec.key, wanted_value));
-                }
-            }
+            "timeline_at" => options.timeline_at = chart_options::pinned_values(value, &dotted, sweep, at)?,
+            "heatmap" => options.heatmaps = chart_options::read_heatmaps(model, value, sweep, &mut taken, at)?,
+            "bars" => options.bars = chart_options::read_bars(model, value, sweep, &mut taken, at)?,
             "timeline_until" => {
                 let until = value.get_ref().as_str().map(parse_duration);
                 options.timeline_until = match until {

@@ -159,3 +159,148 @@ fn ranges_cover_counts_reals_and_durations() {
     assert_eq!(values("multiplier").len(), 3, "{:?}", values("multiplier"));
     assert_eq!(values("base"), ["1ms", "1.5ms", "2ms"]);
 }
+
+/// GOOD with a third swept parameter and `charts_text` as its `[charts]` table.
+fn with_charts(charts_text: &str) -> String {
+    GOOD.replace("[charts]\ntimeline_at = { clients = 20 }\n", "").replace(
+        "strategy = [\"none\", \"full-jitter\"]",
+        "strategy = [\"none\", \"full-jitter\"]\nbase = [\"5ms\", \"10ms\"]",
+    ) + charts_text
+}
+
+#[test]
+fn heatmap_and_bars_options_are_read() {
+    let text = with_charts(
+        r#"
+[[charts.heatmap]]
+x = "clients"
+y = "strategy"
+metric = "calls"
+at = { base = "10ms" }
+
+[[charts.heatmap]]
+x = "base"
+y = "clients"
+metric = "completion_ms"
+name = "completion"
+y_label = "clients at once"
+
+[charts.bars]
+metrics = ["calls", "attempts"]
+series = "strategy"
+at = { clients = 30 }
+"#,
+    );
+    let charts = parse(&text).unwrap().charts;
+    assert_eq!(charts.heatmaps.len(), 2);
+    let first = &charts.heatmaps[0];
+    assert_eq!(
+        (first.x, first.y, first.metric, first.name.as_str()),
+        ("clients", "strategy", "calls", "heatmap_calls")
+    );
+    assert_eq!(first.at, vec![("base", Value::Duration(SimDuration::from_millis(10)))]);
+    assert_eq!(charts.heatmaps[1].name, "completion");
+    assert_eq!(charts.heatmaps[1].y_label.as_deref(), Some("clients at once"));
+    assert_eq!(charts.bars.len(), 1);
+    let bars = &charts.bars[0];
+    assert_eq!(
+        (bars.metrics.as_slice(), bars.series, bars.name.as_str()),
+        (&["calls", "attempts"][..], Some("strategy"), "bars")
+    );
+    assert_eq!(bars.at, vec![("clients", Value::Count(30))]);
+    // The inline form reads the same.
+    let inline = with_charts("[charts]\nheatmap = { x = \"clients\", y = \"strategy\", metric = \"calls\" }\n");
+    assert_eq!(parse(&inline).unwrap().charts.heatmaps[0].y, "strategy");
+}
+
+#[test]
+fn bad_heatmap_and_bars_options_are_located() {
+    let heatmap = "[charts.heatmap]\nx = \"clients\"\ny = \"strategy\"\nmetric = \"calls\"\n";
+    let bars = "[charts.bars]\nmetrics = [\"calls\", \"attempts\"]\nseries = \"strategy\"\n";
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            heatmap,
+            "x = \"clients\"",
+            "x = \"multiplier\"",
+            "charts.heatmap.x: \"multiplier\" is not swept; swept parameters: clients, strategy, base",
+        ),
+        (heatmap, "x = \"clients\"", "x = \"strategy\"", "charts.heatmap.y: \"strategy\" is already on the x axis"),
+        (heatmap, "x = \"clients\"\n", "", "charts.heatmap.x: missing; give the swept parameter along the x axis"),
+        (
+            heatmap,
+            "metric = \"calls\"",
+            "metric = \"cals\"",
+            "charts.heatmap.metric: unknown metric \"cals\"; valid: calls, reads",
+        ),
+        (
+            heatmap,
+            "metric = \"calls\"",
+            "metric = \"calls\"\ncolour = \"red\"",
+            "charts.heatmap.colour: unknown key `charts.heatmap.colour` in a heatmap; valid keys: x, y, metric, at, name",
+        ),
+        (
+            heatmap,
+            "metric = \"calls\"",
+            "metric = \"calls\"\nat = { clients = 20 }",
+            "charts.heatmap.at: \"clients\" is on an axis of the heatmap",
+        ),
+        (
+            heatmap,
+            "metric = \"calls\"",
+            "metric = \"calls\"\nat = { base = \"7ms\" }",
+            "charts.heatmap.at.base: 7ms is not one of the swept values",
+        ),
+        (
+            heatmap,
+            "metric = \"calls\"",
+            "metric = \"calls\"\nname = \"timeline\"",
+            "charts.heatmap.name: another chart is already written as \"timeline\"",
+        ),
+        (
+            heatmap,
+            "metric = \"calls\"",
+            "metric = \"calls\"\nname = \"../up\"",
+            "charts.heatmap.name: expected a file name of letters, digits",
+        ),
+        (
+            bars,
+            "metrics = [\"calls\", \"attempts\"]",
+            "metrics = []",
+            "charts.bars.metrics: expected a non-empty list of metric names",
+        ),
+        (
+            bars,
+            "metrics = [\"calls\", \"attempts\"]",
+            "metrics = [\"calls\", \"atempts\"]",
+            "charts.bars.metrics: unknown metric \"atempts\"",
+        ),
+        (
+            bars,
+            "series = \"strategy\"",
+            "series = \"strategy\"\nat = { strategy = \"none\" }",
+            "charts.bars.at: \"strategy\" is the series",
+        ),
+        (bars, "series = \"strategy\"", "series = \"jitter\"", "charts.bars.series: \"jitter\" is not swept"),
+    ];
+    for (table, from, to, expected) in cases {
+        let text = with_charts(&table.replace(from, to));
+        assert_ne!(text, with_charts(table), "{to} changed nothing");
+        let message = error_of(&text);
+        assert!(message.starts_with("demo.toml:"), "{message}");
+        assert!(message.contains(expected), "{to}: got {message}");
+    }
+    let twice = with_charts(&format!("{heatmap}\n[charts.bars]\nmetrics = [\"calls\"]\nname = \"heatmap_calls\"\n"));
+    assert!(error_of(&twice).contains("already written as \"heatmap_calls\""), "{}", error_of(&twice));
+}
+
+#[test]
+fn a_heatmap_with_too_many_panels_asks_for_at() {
+    let text = with_charts("[charts.heatmap]\nx = \"clients\"\ny = \"base\"\nmetric = \"calls\"\n")
+        .replace("strategy = [\"none\", \"full-jitter\"]", "max_attempts = { from = 1, to = 13, step = 1 }");
+    let message = error_of(&text);
+    assert!(
+        message.contains(&format!("13 panels (one per combination of max_attempts) is more than {MAX_HEATMAP_PANELS}")),
+        "{message}"
+    );
+    assert!(message.contains("pin some with `at = { max_attempts = … }`"), "{message}");
+}

@@ -535,3 +535,122 @@ fn the_systemd_preset_stops_after_five_starts_per_ten_seconds() {
     assert_eq!(m[metric::CALLS], 15.0);
     assert!(m[metric::REJECTED_LOCALLY] > 200.0, "refused restarts every 100 ms in between");
 }
+
+#[test]
+fn an_outage_adds_one_fault_window_and_places_the_trigger_on_it() {
+    let c = config(&[
+        ("faults", text("1s..2s slowdown x2")),
+        ("outage_start", ms(5_000)),
+        ("outage_duration", ms(1_500)),
+        ("timeout", ms(100)),
+    ]);
+    let at = |ms: u64| SimTime::from_nanos(ms * 1_000_000);
+    let windows: Vec<(SimTime, SimTime, FaultKind)> = c.faults.windows().iter().map(|w| (w.start, w.end, w.kind)).collect();
+    assert_eq!(
+        windows,
+        [(at(1_000), at(2_000), FaultKind::Slowdown(2.0)), (at(5_000), at(6_500), FaultKind::BlackHole)],
+        "black-hole unless outage_kind says otherwise"
+    );
+    assert_eq!((c.trigger_start, c.trigger_end), (Some(at(5_000)), Some(at(6_500))));
+
+    let c = config(&[
+        ("outage_start", ms(5_000)),
+        ("outage_duration", ms(1_000)),
+        ("outage_kind", Value::Choice("fail-fast")),
+        ("trigger_end", ms(7_000)),
+    ]);
+    assert_eq!(c.faults.at(at(5_500)), Some(FaultKind::FailFast));
+    assert_eq!((c.trigger_start, c.trigger_end), (Some(at(5_000)), Some(at(7_000))), "an explicit trigger wins");
+
+    let c = config(&[("outage_start", ms(5_000)), ("outage_duration", ms(0)), ("timeout", ms(100))]);
+    assert!(c.faults.windows().is_empty(), "a zero-length outage adds no window");
+    assert_eq!((c.trigger_start, c.trigger_end), (None, Some(at(5_000))), "but recovery is measured from it");
+}
+
+#[test]
+fn outage_parameters_are_refused_alone_overlapping_or_black_holed_without_a_timeout() {
+    let refused = |changes: &[(&str, Value)]| Server::configure(&ModelKind::Server.point_with(changes)).unwrap_err();
+    let error = refused(&[("outage_duration", ms(1_000)), ("timeout", ms(100))]);
+    assert_eq!(error.key, "outage_duration");
+    assert!(error.message.contains("needs `outage_start`"), "{}", error.message);
+    let error = refused(&[("outage_start", ms(1_000))]);
+    assert_eq!(error.key, "outage_start");
+    assert!(error.message.contains("without `outage_duration`"), "{}", error.message);
+    assert_eq!(refused(&[("outage_kind", Value::Choice("reset"))]).key, "outage_kind");
+    let error = refused(&[
+        ("faults", text("1s..3s fail-fast")),
+        ("outage_start", ms(2_000)),
+        ("outage_duration", ms(2_000)),
+        ("outage_kind", Value::Choice("reset")),
+    ]);
+    assert_eq!(error.key, "outage_duration");
+    assert!(error.message.contains("overlaps"), "{}", error.message);
+    let error = refused(&[("outage_start", ms(1_000)), ("outage_duration", ms(1_000))]);
+    assert_eq!(error.key, "outage_duration");
+    assert!(error.message.contains("needs a client `timeout`"), "{}", error.message);
+}
+
+#[test]
+fn an_outage_behaves_like_the_same_fault_window() {
+    let base = [
+        ("kind", Value::Choice("open")),
+        ("rate", Value::Real(200.0)),
+        ("duration", ms(5_000)),
+        ("timeout", ms(200)),
+        ("max_attempts", Value::Count(2)),
+        ("strategy", Value::Choice("full-jitter")),
+    ];
+    let mut by_faults = base.to_vec();
+    by_faults.push(("faults", text("1s..2s black-hole")));
+    let mut by_outage = base.to_vec();
+    by_outage.extend([("outage_start", ms(1_000)), ("outage_duration", ms(1_000))]);
+    let a = Server::simulate(&config(&by_faults), RunSettings::new(18, BUCKET));
+    let b = Server::simulate(&config(&by_outage), RunSettings::new(18, BUCKET));
+    assert_eq!(a.metrics[metric::TIMEOUTS], b.metrics[metric::TIMEOUTS]);
+    assert!(a.metrics[metric::TIMEOUTS] > 100.0, "the window swallowed attempts");
+    assert_eq!(a.highlights, b.highlights);
+    assert_eq!(a.timeline, b.timeline, "same window, same seed: the same run");
+}
+
+/// The claim of scenarios/metastable.toml on a small instance: 90% load on 10 workers (capacity 1,000/s), a 2 s
+/// black-hole trigger, 1 s timeouts, 3 attempts, abandoned work still served.
+fn metastable_case(outage: u64, limiter: &'static str, seed: u64) -> Vec<f64> {
+    let c = config(&[
+        ("kind", Value::Choice("open")),
+        ("rate", Value::Real(900.0)),
+        ("duration", ms(20_000)),
+        ("workers", Value::Count(10)),
+        ("service_mean", ms(10)),
+        ("network_delay", ms(1)),
+        ("outage_start", ms(5_000)),
+        ("outage_duration", ms(outage)),
+        ("timeout", ms(1_000)),
+        ("max_attempts", Value::Count(3)),
+        ("strategy", Value::Choice("exponential")),
+        ("base", ms(100)),
+        ("cap", ms(2_000)),
+        ("limiter", Value::Choice(limiter)),
+        ("budget", Value::Real(0.1)),
+    ]);
+    Server::simulate(&c, RunSettings::new(seed, SimDuration::from_millis(100))).metrics
+}
+
+#[test]
+fn retries_without_a_budget_stay_stuck_after_a_trigger_and_a_budget_recovers() {
+    for seed in 1..=5 {
+        let calm = metastable_case(0, "none", seed);
+        assert_eq!(calm[metric::RECOVERED], 1.0, "seed {seed}: stable without the trigger");
+        assert_eq!(calm[metric::TIMEOUTS], 0.0, "seed {seed}: no attempt waits 1 s at 90% load");
+
+        let stuck = metastable_case(2_000, "none", seed);
+        assert_eq!(stuck[metric::RECOVERED], 0.0, "seed {seed}: the trigger ends at 7 s, the overload never does");
+        assert!(stuck[metric::RECOVERY_MS].is_nan());
+        assert!(stuck[metric::AMPLIFICATION] > 2.0, "seed {seed}: most requests use all 3 attempts");
+        assert!(stuck[metric::SUCCESS_RATE] < 0.6, "seed {seed}: {}", stuck[metric::SUCCESS_RATE]);
+
+        let budget = metastable_case(2_000, "budget", seed);
+        assert_eq!(budget[metric::RECOVERED], 1.0, "seed {seed}: a 10% budget recovers");
+        assert!(budget[metric::RECOVERY_MS] < 1_000.0, "seed {seed}: {}", budget[metric::RECOVERY_MS]);
+        assert!(budget[metric::AMPLIFICATION] < 1.1, "seed {seed}: {}", budget[metric::AMPLIFICATION]);
+    }
+}

@@ -1,0 +1,393 @@
+//! The heatmap chart (`[charts.heatmap]`): one cell per (x, y) pair of swept values, coloured by the mean of one
+//! metric over the replicates and labelled with it, one panel per combination of the other swept parameters
+//! that `at` leaves free.
+//!
+//! Conventions: numeric axes run in increasing order (y upwards), named ones in sweep order. Colours follow a
+//! viridis-like scale from the smallest mean on the chart (dark) to the largest (yellow), shared by every panel.
+//! A cell whose mean is undefined (every replicate NaN) is drawn red and labelled "never" when the model reports
+//! `recovered` and no replicate recovered; otherwise grey and "n/a". When only k of the n replicates recovered,
+//! the cell says "k/n" under its value (for `recovery_ms`, whose value is NaN in a run that never recovered, the
+//! mean then covers those k).
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::aggregate::Aggregate;
+use super::charts::{DrawResult, FONT, GREY, Pins, short_number};
+use crate::model::Value;
+use crate::scenario::{HeatmapOptions, PlannedPoint, Scenario, SweepAxis};
+
+/// Cells whose run never recovered.
+const NEVER: RGBColor = RGBColor(200, 30, 45);
+/// Cells whose metric is undefined for another reason.
+const UNDEFINED: RGBColor = RGBColor(200, 200, 200);
+/// Viridis at 0, ¼, ½, ¾ and 1; colours in between are interpolated linearly.
+const SCALE: [(u8, u8, u8); 5] = [(68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37)];
+const LEGEND_WIDTH: u32 = 170;
+
+/// One cell: the metric's mean (NaN when undefined), and "k/n" when only some replicates define it.
+#[derive(Clone, Debug, PartialEq)]
+struct Cell {
+    mean: f64,
+    never: bool,
+    partial: Option<String>,
+}
+
+struct HeatPanel {
+    label: String,
+    /// Row-major from the bottom row: `cells[y * x_ticks.len() + x]`; `None` where no point has that pair.
+    cells: Vec<Option<Cell>>,
+}
+
+/// A heatmap ready to draw.
+pub struct Heatmap {
+    pub title: String,
+    subtitle: String,
+    x_label: String,
+    y_label: String,
+    metric: &'static str,
+    x_ticks: Vec<String>,
+    y_ticks: Vec<String>,
+    panels: Vec<HeatPanel>,
+    /// The smallest and largest defined mean: the ends of the colour scale.
+    range: (f64, f64),
+}
+
+/// The order in which an axis's values are drawn: increasing for numbers, as swept for names.
+fn axis_order(axis: &SweepAxis) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..axis.values.len()).collect();
+    if axis.values.iter().all(|v| v.as_axis_number().is_some()) {
+        order.sort_by(|&a, &b| {
+            let number = |i: usize| axis.values[i].as_axis_number().unwrap_or(0.0);
+            number(a).total_cmp(&number(b))
+        });
+    }
+    order
+}
+
+/// The default axis title: the key and the first clause of its help, which says what it is and in what unit.
+fn axis_title(axis: &SweepAxis) -> String {
+    let help = axis.spec.help;
+    let clause = help.split(" (").next().unwrap_or(help).split(';').next().unwrap_or(help);
+    format!("{}: {}", axis.spec.key, clause.trim())
+}
+
+impl Heatmap {
+    /// The heatmap `options` asks for, or `None` when `--set` has since removed its x or y axis from the sweep.
+    pub fn build(
+        scenario: &Scenario,
+        points: &[PlannedPoint],
+        aggregate: &Aggregate,
+        options: &HeatmapOptions,
+    ) -> Option<Heatmap> {
+        let position = |key: &str| scenario.sweep.iter().position(|axis| axis.spec.key == key);
+        let (x, y) = (position(options.x)?, position(options.y)?);
+        let metric_index = scenario.model.metric_index(options.metric)?;
+        let recovered_index = scenario.model.metric_index("recovered").filter(|&i| i != metric_index);
+        let pins = Pins::new(scenario, &options.at, |i| i != x && i != y, false);
+        let (x_axis, y_axis) = (&scenario.sweep[x], &scenario.sweep[y]);
+        let (x_order, y_order) = (axis_order(x_axis), axis_order(y_axis));
+        let slot = |axis: &SweepAxis, order: &[usize], value: &Value| {
+            order.iter().position(|&i| axis.values[i] == *value).unwrap_or(0)
+        };
+        let mut panels: Vec<HeatPanel> = Vec::new();
+        for (point, estimates) in points.iter().zip(&aggregate.summary).filter(|(p, _)| pins.admit(p)) {
+            let label = pins.free_label(scenario, point);
+            let panel = match panels.iter().position(|panel| panel.label == label) {
+                Some(index) => &mut panels[index],
+                None => {
+                    let cells = vec![None; x_order.len() * y_order.len()];
+                    panels.push(HeatPanel { label, cells });
+                    panels.last_mut()?
+                }
+            };
+            let estimate = estimates[metric_index];
+            let recovered = recovered_index.map(|i| estimates[i].mean).filter(|r| !r.is_nan());
+            let replicates = scenario.replicates;
+            let partial = recovered
+                .filter(|r| *r > 0.0 && *r < 1.0 && !estimate.mean.is_nan())
+                .map(|r| format!("{}/{replicates}", (r * f64::from(replicates)).round()));
+            let cell = Cell { mean: estimate.mean, never: estimate.mean.is_nan() && recovered == Some(0.0), partial };
+            let column = slot(x_axis, &x_order, &point.swept[x]);
+            let row = slot(y_axis, &y_order, &point.swept[y]);
+            panel.cells[row * x_order.len() + column] = Some(cell);
+        }
+        let defined = panels.iter().flat_map(|p| p.cells.iter().flatten()).map(|c| c.mean).filter(|m| m.is_finite());
+        let range = defined.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), m| (lo.min(m), hi.max(m)));
+        let spec = &scenario.model.metrics()[metric_index];
+        let at_text = pins.at_text(scenario);
+        let mut subtitle = format!("{}{at_text} · mean of {} replicates per cell", spec.help, scenario.replicates);
+        if recovered_index.is_some() {
+            subtitle.push_str("; k/n: only k of the n replicates recovered");
+            if spec.name == "recovery_ms" {
+                subtitle.push_str(" (the mean is over those k); never: none did");
+            }
+        }
+        Some(Heatmap {
+            title: format!("{}: {} by {} and {}", scenario.name, spec.name, x_axis.spec.key, y_axis.spec.key),
+            subtitle,
+            x_label: options.x_label.clone().unwrap_or_else(|| axis_title(x_axis)),
+            y_label: options.y_label.clone().unwrap_or_else(|| axis_title(y_axis)),
+            metric: spec.name,
+            x_ticks: x_order.iter().map(|&i| x_axis.values[i].to_string()).collect(),
+            y_ticks: y_order.iter().map(|&i| y_axis.values[i].to_string()).collect(),
+            panels,
+            range,
+        })
+    }
+
+    /// Panels in a grid of at most three columns.
+    fn grid(&self) -> (usize, usize) {
+        let count = self.panels.len().max(1);
+        let columns = count.min(3);
+        (count.div_ceil(columns), columns)
+    }
+
+    /// Pixels: wide enough for the panels side by side and the legend.
+    pub fn size(&self) -> (u32, u32) {
+        let (rows, columns) = self.grid();
+        let cell = (70 * self.x_ticks.len() as u32).clamp(360, 700);
+        let width = (columns as u32 * (cell + 110) + LEGEND_WIDTH + 40).max(900);
+        let height = 140 + rows as u32 * (50 * self.y_ticks.len() as u32 + 140).clamp(360, 640);
+        (width, height)
+    }
+
+    /// The colour of a defined mean on the shared scale.
+    fn colour(&self, mean: f64) -> RGBColor {
+        let (lo, hi) = self.range;
+        let t = if hi > lo { ((mean - lo) / (hi - lo)).clamp(0.0, 1.0) } else { 0.5 };
+        let position = t * (SCALE.len() - 1) as f64;
+        let index = (position.floor() as usize).min(SCALE.len() - 2);
+        let f = position - index as f64;
+        let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * f).round() as u8;
+        let (a, b) = (SCALE[index], SCALE[index + 1]);
+        RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+    }
+
+    pub fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
+        let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+        let area = area.margin(0, 8, 8, 8);
+        let (subtitle, body) = area.split_vertically(30);
+        subtitle
+            .draw(&Text::new(self.subtitle.as_str(), (12, 4), (FONT, 16).into_font().color(&GREY)))
+            .map_err(fail)?;
+        let (width, _) = body.dim_in_pixel();
+        let (grid, legend) = body.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
+        let (rows, columns) = self.grid();
+        for (panel, cell) in self.panels.iter().zip(grid.split_evenly((rows, columns)).iter()) {
+            self.draw_panel(panel, cell)?;
+        }
+        self.draw_legend(&legend)
+    }
+
+    fn draw_panel<DB: DrawingBackend>(&self, panel: &HeatPanel, area: &DrawingArea<DB, Shift>) -> DrawResult {
+        let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+        let (nx, ny) = (self.x_ticks.len(), self.y_ticks.len());
+        let mut builder = ChartBuilder::on(area);
+        builder.margin(10).x_label_area_size(62).y_label_area_size(92);
+        if !panel.label.is_empty() {
+            builder.caption(&panel.label, (FONT, 19).into_font().style(FontStyle::Bold));
+        }
+        let mut plot = builder.build_cartesian_2d(-0.5..(nx as f64 - 0.5), -0.5..(ny as f64 - 0.5)).map_err(fail)?;
+        plot.configure_mesh()
+            .disable_mesh()
+            .x_labels(0)
+            .y_labels(0)
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .axis_desc_style((FONT, 15))
+            .draw()
+            .map_err(fail)?;
+        let coordinates = plot.as_coord_spec().clone();
+        let pixel = |x: f64, y: f64| coordinates.translate(&(x, y));
+        let cell_width = (pixel(1.0, 0.0).0 - pixel(0.0, 0.0).0).unsigned_abs();
+        let cell_height = (pixel(0.0, 0.0).1 - pixel(0.0, 1.0).1).unsigned_abs();
+        let font = (f64::from(cell_width) / 5.0).min(f64::from(cell_height) / 2.8).clamp(9.0, 17.0);
+        for (index, cell) in panel.cells.iter().enumerate() {
+            let Some(cell) = cell else { continue };
+            let (x, y) = ((index % nx) as f64, (index / nx) as f64);
+            let (fill, text) = match (cell.mean.is_nan(), cell.never) {
+                (false, _) => (self.colour(cell.mean), short_number(cell.mean)),
+                (true, true) => (NEVER, "never".to_owned()),
+                (true, false) => (UNDEFINED, "n/a".to_owned()),
+            };
+            let square = Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], fill.filled());
+            plot.draw_series(std::iter::once(square)).map_err(fail)?;
+            let outline = Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], WHITE.stroke_width(2));
+            plot.draw_series(std::iter::once(outline)).map_err(fail)?;
+            let ink = if luminance(fill) > 140.0 { BLACK } else { WHITE };
+            let (main_y, note_y) = if cell.partial.is_some() { (y + 0.12, y - 0.22) } else { (y, y) };
+            let centre = Pos::new(HPos::Center, VPos::Center);
+            let style = (FONT, font).into_font().color(&ink).pos(centre);
+            plot.draw_series(std::iter::once(Text::new(text, (x, main_y), style))).map_err(fail)?;
+            if let Some(note) = &cell.partial {
+                let style = (FONT, font * 0.75).into_font().color(&ink).pos(centre);
+                plot.draw_series(std::iter::once(Text::new(note.clone(), (x, note_y), style))).map_err(fail)?;
+            }
+        }
+        // Tick labels, drawn by hand so that every value gets one whatever plotters' label spacing would choose.
+        let base = area.get_base_pixel();
+        let tick = (FONT, 14).into_font().color(&BLACK);
+        for (i, label) in self.x_ticks.iter().enumerate() {
+            let (px, py) = pixel(i as f64, -0.5);
+            let style = tick.clone().pos(Pos::new(HPos::Center, VPos::Top));
+            area.draw(&Text::new(label.as_str(), (px - base.0, py - base.1 + 6), style)).map_err(fail)?;
+        }
+        for (i, label) in self.y_ticks.iter().enumerate() {
+            let (px, py) = pixel(-0.5, i as f64);
+            let style = tick.clone().pos(Pos::new(HPos::Right, VPos::Center));
+            area.draw(&Text::new(label.as_str(), (px - base.0 - 6, py - base.1), style)).map_err(fail)?;
+        }
+        Ok(())
+    }
+
+    /// A vertical colour bar with the scale's values, and swatches for "never" and "n/a" when they occur.
+    fn draw_legend<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
+        let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
+        let cells = || self.panels.iter().flat_map(|p| p.cells.iter().flatten());
+        let swatches: Vec<(RGBColor, &str)> = [
+            (NEVER, "never recovered", cells().any(|c| c.mean.is_nan() && c.never)),
+            (UNDEFINED, "n/a (undefined)", cells().any(|c| c.mean.is_nan() && !c.never)),
+        ]
+        .into_iter()
+        .filter_map(|(colour, label, present)| present.then_some((colour, label)))
+        .collect();
+        let (_, height) = area.dim_in_pixel();
+        let swatch_space = 36 * swatches.len() as u32 + 20;
+        let (bar_area, swatch_area) = area.split_vertically(height.saturating_sub(swatch_space));
+        let (lo, hi) = if self.range.0 < self.range.1 {
+            self.range
+        } else if self.range.0.is_finite() {
+            (self.range.0 - 0.5, self.range.0 + 0.5)
+        } else {
+            (0.0, 1.0)
+        };
+        let mut plot = ChartBuilder::on(&bar_area)
+            .margin_top(40)
+            .margin_bottom(10)
+            .margin_right(60)
+            .caption(self.metric, (FONT, 15))
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..1.0, lo..hi)
+            .map_err(fail)?;
+        plot.configure_mesh()
+            .disable_mesh()
+            .disable_x_axis()
+            .y_labels(6)
+            .label_style((FONT, 13))
+            .y_label_formatter(&|v| short_number(*v))
+            .draw()
+            .map_err(fail)?;
+        let steps = 120;
+        plot.draw_series((0..steps).map(|i| {
+            let (a, b) = (i as f64 / steps as f64, (i + 1) as f64 / steps as f64);
+            let (v0, v1) = (lo + (hi - lo) * a, lo + (hi - lo) * b);
+            Rectangle::new([(0.0, v0), (1.0, v1)], self.colour((v0 + v1) / 2.0).filled())
+        }))
+        .map_err(fail)?;
+        for (i, (colour, label)) in swatches.iter().enumerate() {
+            let top = 10 + 36 * i as i32;
+            swatch_area.draw(&Rectangle::new([(12, top), (40, top + 24)], colour.filled())).map_err(fail)?;
+            let style = (FONT, 14).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+            swatch_area.draw(&Text::new(*label, (48, top + 12), style)).map_err(fail)?;
+        }
+        Ok(())
+    }
+}
+
+/// Perceived brightness, 0 to 255 (ITU-R BT.601 weights).
+fn luminance(colour: RGBColor) -> f64 {
+    0.299 * f64::from(colour.0) + 0.587 * f64::from(colour.1) + 0.114 * f64::from(colour.2)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::scenario::plan;
+    use crate::stats::Estimate;
+
+    const SCENARIO: &str = r#"schema_version = 1
+replicates = 2
+[model]
+kind = "server"
+workers = 2
+outage_start = "1s"
+[workload]
+kind = "open"
+[client]
+timeout = "200ms"
+[sweep]
+limiter = ["none", "budget"]
+rate = [150, 50]
+outage_duration = ["0s", "500ms"]
+[charts]
+heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
+"#;
+
+    /// Every point recovered in 10 ms, except: rate 150 without a limiter after 500 ms never recovers, and rate
+    /// 50 without a limiter after 500 ms recovers in one replicate of two (in 40 ms).
+    fn aggregate(scenario: &Scenario, points: &[PlannedPoint]) -> Aggregate {
+        let model = scenario.model;
+        let (recovery, recovered) =
+            (model.metric_index("recovery_ms").unwrap(), model.metric_index("recovered").unwrap());
+        let summary = points
+            .iter()
+            .map(|point| {
+                let mut estimates = vec![Estimate { mean: 1.0, sd: 0.0, ci95: 0.0 }; model.metrics().len()];
+                let key = point.swept.iter().map(ToString::to_string).collect::<Vec<_>>().join("/");
+                let (ms, fraction) = match key.as_str() {
+                    "none/150/500ms" => (f64::NAN, 0.0),
+                    "none/50/500ms" => (40.0, 0.5),
+                    _ => (10.0, 1.0),
+                };
+                estimates[recovery].mean = ms;
+                estimates[recovered].mean = fraction;
+                estimates
+            })
+            .collect();
+        Aggregate { summary, timelines: vec![], events: 0, truncated_runs: 0, latency: vec![], highlights: vec![] }
+    }
+
+    #[test]
+    fn cells_follow_the_axes_and_say_never_or_how_many_recovered() {
+        let scenario = Scenario::from_source(Path::new("h.toml"), SCENARIO.to_owned()).unwrap();
+        let points = plan(&scenario).unwrap();
+        let heatmap =
+            Heatmap::build(&scenario, &points, &aggregate(&scenario, &points), &scenario.charts.heatmaps[0]).unwrap();
+        assert_eq!(heatmap.x_ticks, ["0s", "500ms"]);
+        assert_eq!(heatmap.y_ticks, ["50", "150"], "numbers increase upwards whatever the sweep order");
+        let labels: Vec<&str> = heatmap.panels.iter().map(|p| p.label.as_str()).collect();
+        assert_eq!(labels, ["limiter=none", "limiter=budget"]);
+        assert_eq!(heatmap.range, (10.0, 40.0), "the colour scale spans the defined means");
+        let cell = |panel: usize, x: usize, y: usize| heatmap.panels[panel].cells[y * 2 + x].clone().unwrap();
+        assert!(cell(0, 1, 1).never && cell(0, 1, 1).mean.is_nan(), "150/s after 500 ms never recovered");
+        assert_eq!(cell(0, 1, 0), Cell { mean: 40.0, never: false, partial: Some("1/2".into()) });
+        assert_eq!(cell(0, 0, 1), Cell { mean: 10.0, never: false, partial: None });
+        assert_eq!(cell(1, 1, 1), Cell { mean: 10.0, never: false, partial: None }, "the budget panel");
+        assert!(heatmap.subtitle.contains("never: none did"), "{}", heatmap.subtitle);
+    }
+
+    #[test]
+    fn the_colour_scale_runs_from_dark_to_yellow_and_text_stays_readable() {
+        let heatmap = Heatmap {
+            title: String::new(),
+            subtitle: String::new(),
+            x_label: String::new(),
+            y_label: String::new(),
+            metric: "m",
+            x_ticks: vec![],
+            y_ticks: vec![],
+            panels: vec![],
+            range: (10.0, 20.0),
+        };
+        assert_eq!(heatmap.colour(10.0), RGBColor(68, 1, 84));
+        assert_eq!(heatmap.colour(20.0), RGBColor(253, 231, 37));
+        assert_eq!(heatmap.colour(15.0), RGBColor(33, 145, 140));
+        assert_eq!(heatmap.colour(99.0), heatmap.colour(20.0), "clamped");
+        assert!(luminance(heatmap.colour(10.0)) < 140.0 && luminance(heatmap.colour(20.0)) > 140.0);
+        assert!(luminance(NEVER) < 140.0, "white text on the never colour");
+    }
+}
