@@ -12,6 +12,7 @@ use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, R
 use super::{SimModel, Value};
 use crate::engine::{SimDuration, SimTime, sim_rng};
 use crate::metrics::{BucketCounter, LatencyHistogram};
+use crate::policy::{HEDGE_NAMES, Hedge};
 
 /// The fan-out model (scenario `kind = "fanout"`).
 pub struct Fanout;
@@ -82,7 +83,7 @@ const HEDGE_PARAMS: &[ParamSpec] = &[
     ParamSpec {
         section: Section::Client,
         key: "hedge",
-        kind: ParamKind::Choice(&["off", "fixed", "percentile"]),
+        kind: ParamKind::Choice(HEDGE_NAMES),
         default: ParamDefault::Value(Value::Choice("off")),
         help: "off; fixed (a second copy after hedge_delay); percentile (after the running hedge_percentile)",
     },
@@ -110,13 +111,6 @@ mod metric {
     pub const EXTRA_LOAD: usize = 4;
     pub const EVENTS: usize = 5;
     pub const COUNT: usize = 6;
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Hedge {
-    Off,
-    Fixed(SimDuration),
-    Percentile(f64),
 }
 
 /// Typed parameters of one point.
@@ -155,20 +149,17 @@ impl SimModel for Fanout {
             point.real("slow_probability")?,
             "service",
         )?;
-        let hedge = match point.choice("hedge")? {
-            "fixed" => {
-                let delay = point.duration("hedge_delay")?;
-                if delay.is_zero() {
-                    return Err(ParamError {
-                        key: "hedge_delay",
-                        message: "must be longer than 0: a zero delay doubles every call".into(),
-                    });
-                }
-                Hedge::Fixed(delay)
-            }
-            "percentile" => Hedge::Percentile(point.real("hedge_percentile")?),
-            _ => Hedge::Off,
-        };
+        let hedge = Hedge::from_choice(
+            point.choice("hedge")?,
+            point.duration("hedge_delay")?,
+            point.real("hedge_percentile")?,
+        );
+        if hedge.doubles_every_call() {
+            return Err(ParamError {
+                key: "hedge_delay",
+                message: "must be longer than 0: a zero delay doubles every call".into(),
+            });
+        }
         Ok(FanoutConfig {
             fanout: point.count("fanout")? as u32,
             leaf,

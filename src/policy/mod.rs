@@ -3,6 +3,7 @@
 
 pub mod backoff;
 mod classify;
+mod hedge;
 pub mod limiters;
 pub mod presets;
 mod retry;
@@ -10,6 +11,7 @@ mod token_bucket;
 
 pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy};
 pub use classify::{Classifier, RETRYABLE_STATUSES, Response, RetryAfterPolicy};
+pub use hedge::{HEDGE_NAMES, Hedge};
 pub use presets::Preset;
 pub use retry::{GiveUpReason, RetryDecision, RetryPolicy};
 pub use token_bucket::TokenBucket;

@@ -27,7 +27,7 @@ use super::{Section, SimModel, Value};
 use crate::engine::SimDuration;
 use crate::policy::limiters::{LIMITER_NAMES, Limiter};
 use crate::policy::presets::{self, Preset};
-use crate::policy::{BackoffParams, RetryAfterPolicy, RetryPolicy, Strategy};
+use crate::policy::{BackoffParams, HEDGE_NAMES, Hedge, RetryAfterPolicy, RetryPolicy, Strategy};
 
 /// The layered-services model (scenario `kind = "layers"`).
 pub struct Layers;
@@ -238,7 +238,7 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
     param(
         Section::Client,
         "hedge",
-        ParamKind::Choice(&["off", "fixed", "percentile"]),
+        ParamKind::Choice(HEDGE_NAMES),
         Value::Choice("off"),
         "send a second copy of an attempt still unanswered after `hedge_delay` (fixed) or after the caller's \
          running `hedge_percentile` latency (percentile); the first answer wins, the other copy is cancelled",
@@ -302,15 +302,6 @@ mod series {
     /// User requests answered with success.
     pub const GOODPUT: usize = 2;
     pub const COUNT: usize = 3;
-}
-
-/// When a caller sends a second copy of an unanswered attempt.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Hedge {
-    Off,
-    Fixed(SimDuration),
-    /// After this percentile of the caller's observed attempt latencies.
-    Percentile(f64),
 }
 
 /// How one caller (the user's client, or a service calling the ones below it) treats its calls.
@@ -558,22 +549,15 @@ fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPol
         Some(_) => Some(point.real("hedge_max_extra")?),
         None => None,
     };
-    let hedge = match point.choice("hedge")? {
-        "fixed" => {
-            let delay = point.duration("hedge_delay")?;
-            if delay.is_zero() && hedge_max_extra.is_none() {
-                return Err(ParamError {
-                    key: "hedge_delay",
-                    message: "a zero delay with no `hedge_max_extra` cap doubles every attempt; give a delay > 0 \
-                              or a cap"
-                        .into(),
-                });
-            }
-            Hedge::Fixed(delay)
-        }
-        "percentile" => Hedge::Percentile(point.real("hedge_percentile")?),
-        _ => Hedge::Off,
-    };
+    let hedge =
+        Hedge::from_choice(point.choice("hedge")?, point.duration("hedge_delay")?, point.real("hedge_percentile")?);
+    if hedge.doubles_every_call() && hedge_max_extra.is_none() {
+        return Err(ParamError {
+            key: "hedge_delay",
+            message: "a zero delay with no `hedge_max_extra` cap doubles every attempt; give a delay > 0 or a cap"
+                .into(),
+        });
+    }
     let hedge = if hedges { hedge } else { Hedge::Off };
     let limiter_name = point.choice("limiter")?;
     let strategy_name = point.choice("strategy")?;

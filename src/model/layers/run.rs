@@ -6,13 +6,13 @@ use std::collections::VecDeque;
 
 use rand::RngExt;
 
-use super::{CallerPolicy, Hedge, LayersConfig, MAX_LAYERS, metric, series};
+use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::{BucketCounter, LatencyHistogram};
 use crate::model::faults::FaultKind;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Limiter, Outcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, RetryDecision};
+use crate::policy::{BackoffMemory, Hedge, RetryDecision};
 
 /// "No index" in the slabs' links.
 const NONE: u32 = u32::MAX;
