@@ -771,3 +771,17 @@ fn amplification_per_layer_as_grouped_bars() {
     }
     assert!(out.join("bars.png").exists());
 }
+
+#[test]
+fn graph_token_ratio_must_be_positive() {
+    assert_bad_graph(
+        "workers = 8",
+        "workers = 8\nlimiter = \"grpc\"\ntoken_ratio = 0",
+        &["graph.toml:20:15", "layer.api.token_ratio", "must be greater than 0"],
+    );
+    assert_bad_graph(
+        "workers = 8",
+        "workers = 8\ntoken_ratio = -0.1",
+        &["graph.toml:19:15", "layer.api.token_ratio", "out of range"],
+    );
+}

@@ -6,6 +6,7 @@
 pub mod client;
 pub mod distributions;
 pub mod faults;
+pub mod limiter_params;
 pub mod params;
 
 use crate::engine::SimDuration;

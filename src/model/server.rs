@@ -26,6 +26,7 @@ use super::faults::{FAULT_SYNTAX, FaultKind, FaultWindow, Faults};
 use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, mix64, run, sim_rng};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use super::limiter_params::{LIMITER_TUNING_PARAMS, tuned_limiter};
 use crate::policy::limiters::{
     Admission, LIMITER_NAMES, Limiter, Outcome as CallOutcome, Permit, RetryBudget, RetryLimiter,
 };
@@ -367,7 +368,8 @@ pub struct ServerConfig {
 impl SimModel for Server {
     const KIND: &'static str = "server";
     const ABOUT: &'static str = "a server with workers and a bounded FIFO queue; clients time out and retry";
-    const PARAMS: &'static [&'static [ParamSpec]] = &[SERVER_PARAMS, WORKLOAD_PARAMS, CLIENT_PARAMS, SERVER_CLIENT_PARAMS];
+    const PARAMS: &'static [&'static [ParamSpec]] =
+        &[SERVER_PARAMS, WORKLOAD_PARAMS, CLIENT_PARAMS, SERVER_CLIENT_PARAMS, LIMITER_TUNING_PARAMS];
     const METRICS: &'static [MetricSpec] = &[
         MetricSpec { name: "calls", help: "attempts reaching the server, rejected ones included" },
         MetricSpec { name: "requests", help: "unique requests (first tries)" },
@@ -563,7 +565,7 @@ impl SimModel for Server {
             limiter: match point.choice("limiter")? {
                 "none" => preset_limiter,
                 "budget" => Some(Limiter::Budget(RetryBudget::new(point.real("budget")?, 0.0, SimDuration::from_secs(10)))),
-                name => Limiter::preset(name),
+                name => tuned_limiter(point, name)?,
             },
             trigger_start,
             faults,

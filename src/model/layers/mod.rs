@@ -23,6 +23,7 @@ mod tests;
 use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, RunOutput, RunSettings};
+use super::limiter_params::{LIMITER_TUNING_KEYS, LIMITER_TUNING_PARAMS, tuned_limiter};
 use super::{Section, SimModel, Value};
 use crate::engine::SimDuration;
 use crate::policy::limiters::{LIMITER_NAMES, Limiter};
@@ -60,10 +61,20 @@ pub const PER_LAYER_KEYS: &[&str] = &[
     "hedge_max_extra",
 ];
 
+const PER_LAYER_AND_TUNING_KEYS: [&str; PER_LAYER_KEYS.len() + LIMITER_TUNING_KEYS.len()] = {
+    let mut keys = [""; PER_LAYER_KEYS.len() + LIMITER_TUNING_KEYS.len()];
+    let mut i = 0;
+    while i < keys.len() {
+        keys[i] = if i < PER_LAYER_KEYS.len() { PER_LAYER_KEYS[i] } else { LIMITER_TUNING_KEYS[i - PER_LAYER_KEYS.len()] };
+        i += 1;
+    }
+    keys
+};
+
 const GRAPH: PartTable = PartTable {
     table: "layer",
     link_key: "calls",
-    overridable: PER_LAYER_KEYS,
+    overridable: &PER_LAYER_AND_TUNING_KEYS,
     replaces: &["layers"],
     max_parts: MAX_LAYERS,
     help: "one table per service; `calls` names the services it calls; user requests enter at the one \
@@ -359,7 +370,8 @@ impl LayersConfig {
 impl SimModel for Layers {
     const KIND: &'static str = "layers";
     const ABOUT: &'static str = "a graph of services that each retry: amplification across layers";
-    const PARAMS: &'static [&'static [ParamSpec]] = &[LAYER_PARAMS, LAYER_WORKLOAD_PARAMS, LAYER_CLIENT_PARAMS];
+    const PARAMS: &'static [&'static [ParamSpec]] =
+        &[LAYER_PARAMS, LAYER_WORKLOAD_PARAMS, LAYER_CLIENT_PARAMS, LIMITER_TUNING_PARAMS];
     const METRICS: &'static [MetricSpec] = &[
         MetricSpec { name: "requests", help: "user requests" },
         MetricSpec { name: "success_rate", help: "user requests that succeeded" },
@@ -418,17 +430,27 @@ impl SimModel for Layers {
         let bottom = |i: usize| calls[i].is_empty();
         let mut services = Vec::with_capacity(names.len());
         for (i, own) in points.iter().enumerate() {
-            let label = if point.parts().is_empty() { String::new() } else { format!(" (in [layer.{}])", names[i]) };
-            let located = |error: ParamError| ParamError { message: format!("{}{label}", error.message), ..error };
+            let part = own.parts().iter().find(|p| p.name == names[i]);
+            let sets = |key: &str| part.is_some_and(|p| p.get(key).is_some());
+            // Errors about a value this service's table sets are located there; others at the model-wide value.
+            let located = |error: ParamError| {
+                if sets(error.key) || (error.key == "cap" && sets("base")) {
+                    ParamError { message: format!("{} (in [layer.{}])", error.message, names[i]), ..error }
+                } else {
+                    error
+                }
+            };
             let placed = |placement: &str| match placement {
                 "every" => true,
                 "top" => false,
                 _ => calls[i].iter().any(|&c| bottom(c as usize)),
             };
-            let policy = caller_policy(own, placed(placement), placed(hedge_placement)).map_err(located)?;
+            // A table's own `attempts` or `hedge` wins over the model-wide placement (and over a preset's attempts).
+            let retries = placed(placement) || sets("attempts");
+            let hedges = placed(hedge_placement) || sets("hedge");
+            let policy = caller_policy(own, retries, hedges, sets("attempts")).map_err(located)?;
             // The model-wide failure probability and faults are the bottom services'; others only their own.
-            let part = own.parts().iter().find(|p| p.name == names[i]);
-            let applies = |key: &str| bottom(i) || part.is_some_and(|p| p.get(key).is_some());
+            let applies = |key: &str| bottom(i) || sets(key);
             let failure_probability =
                 if applies("failure_probability") { own.real("failure_probability")? } else { 0.0 };
             let faults = match own.get("faults")? {
@@ -458,7 +480,7 @@ impl SimModel for Layers {
             });
         }
         let user_placed = |placement: &str| placement != "bottom" || bottom(0);
-        let user = caller_policy(point, user_placed(placement), user_placed(hedge_placement))?;
+        let user = caller_policy(point, user_placed(placement), user_placed(hedge_placement), false)?;
         // A black hole answers nothing: only its callers' timeouts end those attempts.
         let timeout_of = |caller: Option<usize>| match caller {
             None => user.timeout,
@@ -479,7 +501,11 @@ impl SimModel for Layers {
                     message: format!(
                         "a black-hole window at \"{}\" never answers, so its callers need a `timeout`{}",
                         service.name,
-                        if point.parts().is_empty() { String::new() } else { format!(" (in [layer.{}])", service.name) }
+                        if point.parts().iter().any(|p| p.name == service.name && p.get("faults").is_some()) {
+                            format!(" (in [layer.{}])", service.name)
+                        } else {
+                            String::new()
+                        }
                     ),
                 });
             }
@@ -538,8 +564,9 @@ fn graph(point: &Point) -> Result<Graph, ParamError> {
     Ok((names, calls, points))
 }
 
-/// One caller's policy from its point; `retries` and `hedges` say whether placement lets it retry or hedge.
-fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPolicy, ParamError> {
+/// One caller's policy from its point; `retries` and `hedges` say whether placement lets it retry or hedge, and
+/// `own_attempts` whether its `attempts` was set for it alone (then a preset's attempts do not replace it).
+fn caller_policy(point: &Point, retries: bool, hedges: bool, own_attempts: bool) -> Result<CallerPolicy, ParamError> {
     let base = point.duration("base")?;
     let cap = point.duration("cap")?;
     if cap < base {
@@ -569,10 +596,12 @@ fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPol
         retry_after: RetryAfterPolicy::Ignore,
     };
     let mut attempts = point.count("attempts")? as u32;
-    let mut limiter = Limiter::preset(limiter_name);
+    let mut limiter = tuned_limiter(point, limiter_name)?;
     if let Some(preset) = Preset::lookup(strategy_name) {
         backoff = RetryPolicy { max_attempts: None, ..preset.apply(backoff) };
-        attempts = preset.max_attempts.unwrap_or(attempts);
+        if !own_attempts {
+            attempts = preset.max_attempts.unwrap_or(attempts);
+        }
         if limiter_name == "none" {
             limiter = preset.limiter();
         }

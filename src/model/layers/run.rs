@@ -76,6 +76,8 @@ struct InFlight {
     tag: u32,
     job: u32,
     sent: SimTime,
+    /// The limiter's permit this copy was sent with (a retry's; never a hedge's).
+    permit: Option<Permit>,
 }
 
 /// One caller's call to one service, across its attempts.
@@ -94,7 +96,7 @@ struct Call {
     started: SimTime,
     /// Which limiter the caller uses (see [`LayersRun::limiters`]).
     limiter: u32,
-    /// The limiter's permit for the latest retry, returned with its outcome.
+    /// A retry's permit from the limiter, until the retry is sent (then its copy carries it).
     permit: Option<Permit>,
     /// The pending backoff timer's tag.
     timer: u32,
@@ -103,8 +105,10 @@ struct Call {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum JobState {
-    /// On the wire, or waiting in the service's queue.
+    /// On the wire.
     Pending,
+    /// In the service's queue.
+    Queued,
     Working,
     /// Waiting for the calls it made to the services below.
     Waiting,
@@ -152,6 +156,10 @@ struct LayersRun<'a> {
     hedge_delay: [Option<SimDuration>; MAX_LAYERS + 1],
     busy: [u32; MAX_LAYERS],
     queues: Vec<VecDeque<u32>>,
+    /// Per service: queued jobs not cancelled (the queue also holds cancelled ones until a worker skips them).
+    queued: [u32; MAX_LAYERS],
+    /// Per caller: retries granted by the ratio budget.
+    budget_spent: [u64; MAX_LAYERS + 1],
     latency: LatencyHistogram,
     timeline: [BucketCounter; series::COUNT],
     /// One per user client, then one per service (shared by all its instances).
@@ -197,6 +205,8 @@ impl<'a> LayersRun<'a> {
                 .collect(),
             hedge_delay,
             busy: [0; MAX_LAYERS],
+            queued: [0; MAX_LAYERS],
+            budget_spent: [0; MAX_LAYERS + 1],
             queues: config
                 .services
                 .iter()
@@ -299,7 +309,7 @@ impl<'a> LayersRun<'a> {
                 Admission::Send => {}
                 Admission::Reject => {
                     self.rejected_locally += 1;
-                    return self.after_failure(call, scheduler);
+                    return self.after_failure(call, false, scheduler);
                 }
                 Admission::Wait(delay) => {
                     let tag = self.tag();
@@ -321,8 +331,11 @@ impl<'a> LayersRun<'a> {
         let tag = self.tag();
         let Call { caller, service, .. } = self.calls[call as usize];
         let job = self.new_job(call, tag, service);
-        let slot = self.calls[call as usize].in_flight.iter().position(Option::is_none).unwrap_or(0);
-        self.calls[call as usize].in_flight[slot] = Some(InFlight { tag, job, sent: now });
+        let permit = if kind == Kind::Retry { self.calls[call as usize].permit.take() } else { None };
+        let flights = &mut self.calls[call as usize].in_flight;
+        let slot = flights.iter().position(Option::is_none);
+        debug_assert!(slot.is_some(), "at most two copies of an attempt are in flight");
+        flights[slot.unwrap_or(0)] = Some(InFlight { tag, job, sent: now, permit });
         let counts = &mut self.callers[caller as usize];
         match kind {
             Kind::First => counts.first_tries += 1,
@@ -364,13 +377,20 @@ impl<'a> LayersRun<'a> {
         }
         let service = self.jobs[job as usize].service as usize;
         let config = &self.config.services[service];
+        match config.faults.at(scheduler.now()) {
+            Some(FaultKind::FailFast | FaultKind::Reset) => return self.respond(job, Status::Failed, scheduler),
+            Some(FaultKind::BlackHole) => return self.free_job(job),
+            _ => {}
+        }
         if config.workers == 0 || self.busy[service] < config.workers {
             self.busy[service] += 1;
             return self.start_work(job, scheduler);
         }
-        if config.queue_limit.is_some_and(|limit| self.queues[service].len() >= limit as usize) {
+        if config.queue_limit.is_some_and(|limit| self.queued[service] >= limit) {
             return self.respond(job, Status::Throttled, scheduler);
         }
+        self.jobs[job as usize].state = JobState::Queued;
+        self.queued[service] += 1;
         self.queues[service].push_back(job);
     }
 
@@ -396,6 +416,7 @@ impl<'a> LayersRun<'a> {
                     self.free_job(next);
                     continue;
                 }
+                self.queued[index] -= 1;
                 self.busy[index] += 1;
                 self.start_work(next, scheduler);
                 break;
@@ -404,11 +425,6 @@ impl<'a> LayersRun<'a> {
         if self.jobs[job as usize].cancelled {
             return self.free_job(job);
         }
-        match service.faults.at(now) {
-            Some(FaultKind::FailFast | FaultKind::Reset) => return self.respond(job, Status::Failed, scheduler),
-            Some(FaultKind::BlackHole) => return self.free_job(job),
-            _ => {}
-        }
         if service.failure_probability > 0.0 && self.rng.random::<f64>() < service.failure_probability {
             return self.respond(job, Status::Failed, scheduler);
         }
@@ -416,6 +432,7 @@ impl<'a> LayersRun<'a> {
             return self.respond(job, Status::Ok, scheduler);
         }
         let caller = index as u8 + 1;
+        let tag = self.jobs[job as usize].tag;
         self.jobs[job as usize].state = JobState::Waiting;
         self.jobs[job as usize].pending = service.calls.len() as u32 * service.fanout;
         for &below in &service.calls {
@@ -424,6 +441,10 @@ impl<'a> LayersRun<'a> {
                 self.calls[child as usize].next_sibling = self.jobs[job as usize].first_child;
                 self.jobs[job as usize].first_child = child;
                 self.send(child, Kind::First, scheduler);
+                // A child refused locally may have failed the job already (its slot freed, perhaps reused).
+                if self.jobs[job as usize].tag != tag {
+                    return;
+                }
             }
         }
     }
@@ -448,31 +469,45 @@ impl<'a> LayersRun<'a> {
     }
 
     /// Stops a call and everything it caused below: its attempts' jobs, and their calls in turn.
-    fn cancel_call(&mut self, call: u32) {
-        if self.calls[call as usize].done {
+    fn cancel_call(&mut self, call: u32, now: SimTime) {
+        let state = &mut self.calls[call as usize];
+        if state.done {
             return;
         }
-        self.calls[call as usize].done = true;
+        state.done = true;
+        let limiter = state.limiter as usize;
+        if let (Some(permit), Some(limiter)) = (state.permit.take(), &mut self.limiters[limiter]) {
+            limiter.withdraw(now, false, Some(permit));
+        }
         for slot in 0..2 {
             if let Some(attempt) = self.calls[call as usize].in_flight[slot].take() {
-                self.cancel_job(attempt.job, attempt.tag);
+                if let Some(limiter) = &mut self.limiters[limiter] {
+                    limiter.withdraw(now, true, attempt.permit);
+                }
+                self.cancel_job(attempt.job, attempt.tag, now);
             }
         }
     }
 
     /// Cancels `job` if it still handles attempt `tag` (it may have answered, and been reused, already).
-    fn cancel_job(&mut self, job: u32, tag: u32) {
+    fn cancel_job(&mut self, job: u32, tag: u32, now: SimTime) {
         if self.jobs[job as usize].tag != tag {
             return;
         }
         self.jobs[job as usize].cancelled = true;
-        if self.jobs[job as usize].state != JobState::Waiting {
-            // A pending event (arrival, queue, work) finds it cancelled and frees it.
-            return;
+        match self.jobs[job as usize].state {
+            JobState::Waiting => {}
+            JobState::Queued => {
+                // A worker skips it later; it no longer takes a place in the queue.
+                self.queued[self.jobs[job as usize].service as usize] -= 1;
+                return;
+            }
+            // A pending event (arrival, work done) finds it cancelled and frees it.
+            JobState::Pending | JobState::Working => return,
         }
         let mut child = self.jobs[job as usize].first_child;
         while child != NONE {
-            self.cancel_call(child);
+            self.cancel_call(child, now);
             child = self.calls[child as usize].next_sibling;
         }
         self.release_children(job);
@@ -502,7 +537,7 @@ impl<'a> LayersRun<'a> {
             }
         }
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
-            let permit = snapshot.permit;
+            let permit = attempt.permit;
             let outcome = match status {
                 Status::Ok => Outcome::success(permit),
                 Status::Failed => Outcome::failure(permit),
@@ -513,7 +548,7 @@ impl<'a> LayersRun<'a> {
         if status == Status::Ok {
             return self.finish_call(call, true, scheduler);
         }
-        self.after_failure(call, scheduler);
+        self.after_failure(call, false, scheduler);
     }
 
     /// Times out every attempt of `caller` whose deadline has come, then re-arms the timer for the next one.
@@ -534,19 +569,18 @@ impl<'a> LayersRun<'a> {
     }
 
     fn timeout(&mut self, call: u32, tag: u32, scheduler: &mut Scheduler<LayerEvent>) {
-        if self.land(call, tag).is_none() {
-            return;
-        }
+        let Some(attempt) = self.land(call, tag) else { return };
         self.timeouts += 1;
         let snapshot = self.calls[call as usize];
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
-            limiter.record(scheduler.now(), Outcome::timeout(snapshot.permit));
+            limiter.record(scheduler.now(), Outcome::timeout(attempt.permit));
         }
-        self.after_failure(call, scheduler);
+        self.after_failure(call, true, scheduler);
     }
 
-    /// An attempt of `call` failed (or timed out): wait for a hedge still in flight, else retry or give up.
-    fn after_failure(&mut self, call: u32, scheduler: &mut Scheduler<LayerEvent>) {
+    /// An attempt of `call` failed (or timed out, or was refused locally): wait for a hedge still in flight,
+    /// else retry or give up.
+    fn after_failure(&mut self, call: u32, after_timeout: bool, scheduler: &mut Scheduler<LayerEvent>) {
         let now = scheduler.now();
         if self.calls[call as usize].in_flight.iter().any(Option::is_some) {
             return;
@@ -559,19 +593,22 @@ impl<'a> LayersRun<'a> {
         if snapshot.failed_attempts >= policy.attempts {
             return self.finish_call(call, false, scheduler);
         }
-        let counts = self.callers[caller];
-        if policy.budget.is_some_and(|b| (counts.retries + 1) as f64 > b * counts.first_tries as f64) {
+        let first_tries = self.callers[caller].first_tries as f64;
+        if policy.budget.is_some_and(|b| (self.budget_spent[caller] + 1) as f64 > b * first_tries) {
             self.refused += 1;
             return self.finish_call(call, false, scheduler);
         }
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
-            match limiter.acquire_retry(now, false) {
+            match limiter.acquire_retry(now, after_timeout) {
                 Some(permit) => self.calls[call as usize].permit = Some(permit),
                 None => {
                     self.refused += 1;
                     return self.finish_call(call, false, scheduler);
                 }
             }
+        }
+        if policy.budget.is_some() {
+            self.budget_spent[caller] += 1;
         }
         let tag = self.tag();
         let state = &mut self.calls[call as usize];
@@ -600,7 +637,7 @@ impl<'a> LayersRun<'a> {
 
     /// `call` has its final result: cancel any copy still in flight, then tell the job it serves.
     fn finish_call(&mut self, call: u32, succeeded: bool, scheduler: &mut Scheduler<LayerEvent>) {
-        self.cancel_call(call);
+        self.cancel_call(call, scheduler.now());
         let state = self.calls[call as usize];
         if state.parent == NONE {
             self.free_calls.push(call);
@@ -617,7 +654,7 @@ impl<'a> LayersRun<'a> {
             // All calls must succeed: the first final failure fails the job, and its other calls are moot.
             let mut child = self.jobs[parent as usize].first_child;
             while child != NONE {
-                self.cancel_call(child);
+                self.cancel_call(child, scheduler.now());
                 child = self.calls[child as usize].next_sibling;
             }
             return self.respond(parent, Status::Failed, scheduler);

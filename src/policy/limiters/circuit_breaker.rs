@@ -1,3 +1,4 @@
+use super::window::SecondWindow;
 use super::{Outcome, Permit, RetryLimiter};
 use crate::engine::{SimDuration, SimTime};
 
@@ -12,49 +13,82 @@ pub enum BreakerState {
     HalfOpen { probing: bool },
 }
 
-/// A retry circuit breaker: over the last `window` calls, if more than `threshold` of them failed, stop
-/// retrying (open) for `open_for`; then let one retry through (half-open) and close on its success or reopen on
-/// its failure. Brooker (2022) uses a 10% threshold.
+/// Which calls a breaker's failure ratio is taken over.
+#[derive(Clone, Debug, PartialEq)]
+enum Window {
+    /// The last `outcomes.len()` calls (a ring of "failed?").
+    Calls { outcomes: Vec<bool>, next: usize, filled: usize, failures: usize },
+    /// The calls of the last whole seconds: (calls, failures) per second.
+    Time(SecondWindow),
+    /// Every call since the start.
+    Cumulative { calls: u64, failures: u64 },
+}
+
+/// A retry circuit breaker: if more than `threshold` of the recent calls failed, stop retrying (open) for
+/// `open_for`; then let one retry through (half-open) and close on its success or reopen on its failure.
+/// "Recent" is the last N calls, the last T seconds, or (cumulative) every call so far. Brooker (2022) uses a
+/// 10% threshold.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CircuitBreaker {
     threshold: f64,
     open_for: SimDuration,
-    outcomes: Vec<bool>,
-    next: usize,
-    filled: usize,
-    failures: usize,
+    window: Window,
     state: BreakerState,
 }
 
 impl CircuitBreaker {
+    /// Over the last `window` calls.
     pub fn new(threshold: f64, window: usize, open_for: SimDuration) -> Self {
+        let window = Window::Calls { outcomes: vec![false; window.max(1)], next: 0, filled: 0, failures: 0 };
+        CircuitBreaker { threshold, open_for, window, state: BreakerState::Closed }
+    }
+
+    /// Over the calls of the last `window` of time (whole seconds).
+    pub fn over_time(threshold: f64, window: SimDuration, open_for: SimDuration) -> Self {
         CircuitBreaker {
             threshold,
             open_for,
-            outcomes: vec![false; window.max(1)],
-            next: 0,
-            filled: 0,
-            failures: 0,
+            window: Window::Time(SecondWindow::new(window)),
             state: BreakerState::Closed,
         }
+    }
+
+    /// Over every call since the start.
+    pub fn cumulative(threshold: f64, open_for: SimDuration) -> Self {
+        let window = Window::Cumulative { calls: 0, failures: 0 };
+        CircuitBreaker { threshold, open_for, window, state: BreakerState::Closed }
     }
 
     pub fn state(&self) -> BreakerState {
         self.state
     }
 
-    fn failure_ratio(&self) -> f64 {
-        if self.filled == 0 { 0.0 } else { self.failures as f64 / self.filled as f64 }
+    fn failure_ratio(&mut self, now: SimTime) -> f64 {
+        let (calls, failures) = match &mut self.window {
+            Window::Calls { filled, failures, .. } => (*filled as f64, *failures as f64),
+            Window::Time(seconds) => seconds.totals(now),
+            Window::Cumulative { calls, failures } => (*calls as f64, *failures as f64),
+        };
+        if calls == 0.0 { 0.0 } else { failures / calls }
     }
 
-    fn remember(&mut self, failed: bool) {
-        if self.filled == self.outcomes.len() && self.outcomes[self.next] {
-            self.failures -= 1;
+    fn remember(&mut self, now: SimTime, failed: bool) {
+        match &mut self.window {
+            Window::Calls { outcomes, next, filled, failures } => {
+                if *filled == outcomes.len() && outcomes[*next] {
+                    *failures -= 1;
+                }
+                outcomes[*next] = failed;
+                *failures += usize::from(failed);
+                *next = (*next + 1) % outcomes.len();
+                *filled = (*filled + 1).min(outcomes.len());
+            }
+            Window::Time(seconds) => seconds.add(now, 1.0, f64::from(u8::from(failed))),
+            Window::Cumulative { calls, failures } => {
+                *calls += 1;
+                *failures += u64::from(failed);
+            }
         }
-        self.outcomes[self.next] = failed;
-        self.failures += usize::from(failed);
-        self.next = (self.next + 1) % self.outcomes.len();
-        self.filled = (self.filled + 1).min(self.outcomes.len());
     }
 }
 
@@ -76,7 +110,8 @@ impl RetryLimiter for CircuitBreaker {
     }
 
     fn record(&mut self, now: SimTime, outcome: Outcome) {
-        self.remember(!outcome.succeeded);
+        self.remember(now, !outcome.succeeded);
+        let ratio = self.failure_ratio(now);
         match self.state {
             BreakerState::HalfOpen { probing: true } if outcome.permit.is_some() => {
                 self.state = if outcome.succeeded {
@@ -85,7 +120,7 @@ impl RetryLimiter for CircuitBreaker {
                     BreakerState::Open { until: now + self.open_for }
                 };
             }
-            BreakerState::Closed if self.failure_ratio() > self.threshold => {
+            BreakerState::Closed if ratio > self.threshold => {
                 self.state = BreakerState::Open { until: now + self.open_for };
             }
             _ => {}
@@ -127,5 +162,29 @@ mod tests {
         let probe = breaker.acquire_retry(later, false);
         breaker.record(later, Outcome::failure(probe));
         assert_eq!(breaker.state(), BreakerState::Open { until: later + SimDuration::from_secs(1) });
+    }
+
+    #[test]
+    fn a_time_window_forgets_old_calls_and_a_cumulative_one_never_does() {
+        let at = |ms: u64| SimTime::ZERO + SimDuration::from_millis(ms);
+        let pause = SimDuration::from_millis(100);
+        let mut timed = CircuitBreaker::over_time(0.5, SimDuration::from_secs(2), pause);
+        let mut forever = CircuitBreaker::cumulative(0.5, pause);
+        for breaker in [&mut timed, &mut forever] {
+            for _ in 0..3 {
+                breaker.record(at(0), Outcome::first_try(true));
+            }
+            breaker.record(at(3_000), Outcome::first_try(false));
+        }
+        // The three successes at 0 s have left the 2 s window: one failure of one call is 100%.
+        assert!(matches!(timed.state(), BreakerState::Open { .. }));
+        // Counted from the start it is 1 failure in 4 calls.
+        assert_eq!(forever.state(), BreakerState::Closed);
+        forever.record(at(3_000), Outcome::first_try(false));
+        assert_eq!(forever.state(), BreakerState::Closed, "2 of 5");
+        forever.record(at(3_000), Outcome::first_try(false));
+        assert_eq!(forever.state(), BreakerState::Closed, "3 of 6 is not more than half");
+        forever.record(at(3_000), Outcome::first_try(false));
+        assert!(matches!(forever.state(), BreakerState::Open { .. }), "4 of 7 is");
     }
 }

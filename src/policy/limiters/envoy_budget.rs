@@ -56,6 +56,15 @@ impl RetryLimiter for EnvoyRetryBudget {
     fn on_send(&mut self, _: SimTime, _: bool) {
         self.active += 1;
     }
+
+    fn withdraw(&mut self, _: SimTime, sent: bool, permit: Option<Permit>) {
+        if sent {
+            self.active = self.active.saturating_sub(1);
+        }
+        if permit.is_some() {
+            self.retries = self.retries.saturating_sub(1);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -107,5 +116,17 @@ mod tests {
         assert_eq!(budget.counts(), (10, 10));
         assert_eq!(budget.max_retries(), 3);
         assert_eq!(grants(&mut budget), 0);
+    }
+
+    #[test]
+    fn withdrawn_attempts_and_unsent_retries_leave_the_counts() {
+        let mut budget = with_active(2);
+        let permit = budget.acquire_retry(SimTime::ZERO, false);
+        assert_eq!(budget.counts(), (2, 1));
+        // A hedge race's loser is withdrawn: no longer active.
+        budget.withdraw(SimTime::ZERO, true, None);
+        // The granted retry is cancelled during its backoff: no longer in progress, never was active.
+        budget.withdraw(SimTime::ZERO, false, permit);
+        assert_eq!(budget.counts(), (1, 0));
     }
 }

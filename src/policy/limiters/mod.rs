@@ -18,6 +18,9 @@
 //! 4. **Outcome**: once the attempt has an outcome (an answer or a timeout, exactly once per sent attempt) the
 //!    model reports it with [`RetryLimiter::record`], passing back the permit the attempt was made with, if any
 //!    (AWS refunds a successful retry's cost), and whether the server refused it as throttled (429).
+//! 5. **Withdrawal**: an attempt sent but then cancelled by its caller (it will have no outcome), or a retry
+//!    granted but never sent, is reported once with [`RetryLimiter::withdraw`], so counts of what is in flight
+//!    stay right. Default: nothing.
 
 mod aws_adaptive;
 mod aws_quota;
@@ -116,6 +119,10 @@ pub trait RetryLimiter {
     }
     /// An attempt leaves now; `is_retry` is false for a first try.
     fn on_send(&mut self, _now: SimTime, _is_retry: bool) {}
+    /// The caller gave up on something without an outcome: an attempt it had sent (`sent`: a hedge race's loser,
+    /// a branch of a failed fan-out) or a retry it was granted but never sent (cancelled during its backoff).
+    /// `permit` is the retry's permit, if it was one. Default: nothing.
+    fn withdraw(&mut self, _now: SimTime, _sent: bool, _permit: Option<Permit>) {}
 }
 
 /// The `limiter` choices models offer: `none`, `budget` (each model's own ratio budget) and the presets of
@@ -209,6 +216,10 @@ impl RetryLimiter for Limiter {
 
     fn on_send(&mut self, now: SimTime, is_retry: bool) {
         dispatch!(self, l => l.on_send(now, is_retry))
+    }
+
+    fn withdraw(&mut self, now: SimTime, sent: bool, permit: Option<Permit>) {
+        dispatch!(self, l => l.withdraw(now, sent, permit))
     }
 }
 
