@@ -60,3 +60,23 @@ fn library_sweeps_match_across_thread_pools() {
         assert_eq!(a.output, b.output);
     }
 }
+
+#[test]
+fn the_call_graph_model_is_byte_identical_on_one_and_two_threads() {
+    // Hedges, fan-out, cancellation, timeouts and retries all draw from one replicate's stream.
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/call-graph.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let outputs: Vec<Vec<Vec<u8>>> = ["1", "2"]
+        .iter()
+        .map(|threads| {
+            let out = dir.path().join(threads);
+            retrylab()
+                .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", threads])
+                .args(["--set", "requests=2000", "--quiet"])
+                .assert()
+                .success();
+            csv_bytes(&out)
+        })
+        .collect();
+    assert_eq!(outputs[0], outputs[1]);
+}
