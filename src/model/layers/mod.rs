@@ -382,7 +382,7 @@ impl SimModel for Layers {
         MetricSpec { name: "timeouts", help: "attempts abandoned by their caller's timeout, per user request" },
         MetricSpec { name: "refused", help: "retries a limiter or budget refused, per user request" },
         MetricSpec { name: "latency_p50_ms", help: "median time from a user request to its successful answer" },
-        MetricSpec { name: "latency_p99_ms", help: "99th percentile of that time" },
+        MetricSpec { name: "latency_p99_ms", help: "99th percentile of the time from a user request to its successful answer" },
         MetricSpec { name: "events", help: "engine events in the run" },
         MetricSpec {
             name: "rejected_locally",
