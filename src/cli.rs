@@ -26,7 +26,8 @@ pub enum Command {
     #[command(after_help = "Examples:\n  \
         retrylab run scenarios/aws-jitter-2015.toml\n  \
         retrylab run scenarios/aws-jitter-2015.toml --set 'strategy=[\"exponential\", \"full-jitter\"]' --replicates 20\n  \
-        retrylab run a.toml b.toml --out /tmp/results   # writes /tmp/results/a and /tmp/results/b")]
+        retrylab run a.toml b.toml --out /tmp/results   # writes /tmp/results/a and /tmp/results/b\n  \
+        retrylab run scenarios/thundering-herd.toml --trace herd.json --trace-point 1   # open in ui.perfetto.dev")]
     Run {
         /// Scenario files (TOML).
         #[arg(required = true, value_name = "SCENARIO")]
@@ -49,6 +50,15 @@ pub enum Command {
         /// Print nothing but errors, and no progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Also write every attempt of one replicate as a Chrome trace (JSON; open it in ui.perfetto.dev).
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// With --trace: the sweep point to trace, by its position in summary.csv (0 = first row).
+        #[arg(long, value_name = "N", default_value_t = 0, requires = "trace")]
+        trace_point: usize,
+        /// With --trace: the replicate to trace (0 = first).
+        #[arg(long, value_name = "N", default_value_t = 0, requires = "trace")]
+        trace_replicate: u32,
     },
     /// Check scenario files (every sweep point) without running them.
     Validate {

@@ -27,6 +27,17 @@ pub struct RunOptions {
     /// `KEY=VALUE` overrides, applied in order to every scenario.
     pub set: Vec<String>,
     pub quiet: bool,
+    /// Write every attempt of one replicate as a Chrome trace.
+    pub trace: Option<TraceRequest>,
+}
+
+/// `--trace FILE --trace-point N --trace-replicate R`.
+#[derive(Debug, Clone)]
+pub struct TraceRequest {
+    pub file: PathBuf,
+    /// Position in the canonical point order (the rows of summary.csv).
+    pub point: usize,
+    pub replicate: u32,
 }
 
 /// The default output folder of a scenario: `results/<file stem>/`.
@@ -70,11 +81,117 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
         }
         jobs.push((scenario, points, out));
     }
+    if let Some(trace) = &options.trace {
+        check_trace_request(trace, &jobs)?;
+    }
     for (_, _, out) in &jobs {
         atomic::ensure_writable_dir(out)?;
     }
     for (scenario, points, out) in &jobs {
         run_one(scenario, points, out, options, stdout)?;
+        if let Some(trace) = &options.trace {
+            write_trace(scenario, points, trace, options.threads, stdout, options.quiet)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a trace request that names no run of the (single) scenario, before anything runs.
+fn check_trace_request(trace: &TraceRequest, jobs: &[(Scenario, Vec<PlannedPoint>, PathBuf)]) -> Result<(), Error> {
+    let [(scenario, points, _)] = jobs else {
+        return Err(Error::Usage("--trace takes one scenario; run the others separately".into()));
+    };
+    if trace.point >= points.len() {
+        return Err(Error::Usage(format!(
+            "--trace-point {} is out of range: {} has {} points (0 to {})",
+            trace.point,
+            scenario.display_path(),
+            points.len(),
+            points.len() - 1
+        )));
+    }
+    if trace.replicate >= scenario.replicates {
+        return Err(Error::Usage(format!(
+            "--trace-replicate {} is out of range: {} runs {} replicates (0 to {})",
+            trace.replicate,
+            scenario.display_path(),
+            scenario.replicates,
+            scenario.replicates - 1
+        )));
+    }
+    match trace.file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => {
+            Err(Error::Usage(format!("--trace {}: folder {} does not exist", trace.file.display(), dir.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The value of parameter `key` at `point` (swept or set), as text.
+fn point_value(scenario: &Scenario, point: &PlannedPoint, key: &str) -> Option<String> {
+    match scenario.sweep.iter().position(|axis| axis.spec.key == key) {
+        Some(axis) => Some(point.swept[axis].to_string()),
+        None => {
+            scenario.settings.iter().find(|s| s.spec.key == key).and_then(|s| s.value.as_ref()).map(|v| v.to_string())
+        }
+    }
+}
+
+/// Re-runs the chosen replicate with tracing on (the same seed, so the same run as in runs.csv) and writes its
+/// attempts as a Chrome trace.
+fn write_trace(
+    scenario: &Scenario,
+    points: &[PlannedPoint],
+    trace: &TraceRequest,
+    threads: Option<usize>,
+    stdout: &mut dyn Write,
+    quiet: bool,
+) -> Result<(), Error> {
+    let point = &points[trace.point];
+    let settings = SweepSettings::for_scenario(scenario, threads);
+    let seed = crate::engine::replicate_seed(settings.master_seed, point.hash, trace.replicate);
+    let run_settings = crate::model::RunSettings {
+        seed,
+        bucket: settings.timeline_bucket,
+        max_events: settings.max_events_per_run,
+        trace: true,
+    };
+    let output = point.config.simulate(run_settings);
+    let owner_label = match scenario.model {
+        ModelKind::Occ => "client",
+        ModelKind::Channel => "station",
+        ModelKind::Server if point_value(scenario, point, "kind").as_deref() != Some("open") => "client",
+        _ => "request",
+    };
+    let strategy = point_value(scenario, point, "strategy").unwrap_or_else(|| "-".into());
+    let point_id = point.id();
+    let context = report::trace::TraceContext {
+        scenario: &scenario.name,
+        model: scenario.model.name(),
+        owner_label,
+        strategy: &strategy,
+        layer_names: &point.config.service_names(),
+        point: trace.point,
+        point_id: &point_id,
+        replicate: trace.replicate,
+        seed,
+    };
+    atomic::write_atomic(&trace.file, &report::trace::chrome_trace_json(&output.spans, &context))?;
+    if output.spans.len() >= crate::model::trace::MAX_TRACE_SPANS {
+        eprintln!(
+            "warning: the trace keeps the first {} attempts only; trace a smaller point or fewer requests for all",
+            output.spans.len()
+        );
+    }
+    if !quiet {
+        let _ = writeln!(
+            stdout,
+            "wrote {} attempts of point {} replicate {} to {} (open it in ui.perfetto.dev)",
+            output.spans.len(),
+            trace.point,
+            trace.replicate,
+            trace.file.display()
+        );
     }
     Ok(())
 }

@@ -3,14 +3,26 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
-use retrylab::commands::{self, RunOptions};
+use retrylab::commands::{self, RunOptions, TraceRequest};
 
 fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
     let mut stdout = std::io::stdout().lock();
     match command {
-        cli::Command::Run { scenarios, out, seed, replicates, threads, set, quiet } => {
+        cli::Command::Run {
+            scenarios,
+            out,
+            seed,
+            replicates,
+            threads,
+            set,
+            quiet,
+            trace,
+            trace_point,
+            trace_replicate,
+        } => {
+            let trace = trace.map(|file| TraceRequest { file, point: trace_point, replicate: trace_replicate });
             let options =
-                RunOptions { scenarios, out, seed, replicates, threads: threads.map(usize::from), set, quiet };
+                RunOptions { scenarios, out, seed, replicates, threads: threads.map(usize::from), set, quiet, trace };
             commands::run(&options, &mut stdout)
         }
         cli::Command::Validate { scenarios } => commands::validate(&scenarios, &mut stdout),

@@ -58,8 +58,12 @@ pub fn run_sweep(
             .map(|&(point, replicate)| {
                 let planned = &points[point];
                 let seed = replicate_seed(settings.master_seed, planned.hash, replicate);
-                let run =
-                    RunSettings { seed, bucket: settings.timeline_bucket, max_events: settings.max_events_per_run };
+                let run = RunSettings {
+                    seed,
+                    bucket: settings.timeline_bucket,
+                    max_events: settings.max_events_per_run,
+                    trace: false,
+                };
                 let output = planned.config.simulate(run);
                 on_done();
                 Run { point, replicate, seed, output }

@@ -13,6 +13,7 @@
 //! and the 32-bit jam) and every transmission is followed by the 96-bit inter-frame gap (9.6 µs). Stations are
 //! 1-persistent: whoever is ready when the channel goes idle sends.
 
+use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
 use rand_distr::{Distribution, Poisson};
 
@@ -272,6 +273,9 @@ impl SimModel for Channel {
 
     fn simulate(config: &ChannelConfig, run: RunSettings) -> RunOutput {
         let mut sim = ChannelRun::new(config, sim_rng(run.seed), run.bucket, run.max_events);
+        if run.trace {
+            sim.spans = Some(Vec::new());
+        }
         match (config.protocol, config.population) {
             (Protocol::PureAloha, _) => sim.pure_aloha(),
             (Protocol::SlottedAloha, Population::Infinite) => sim.slotted_infinite(),
@@ -332,6 +336,8 @@ struct ChannelRun<'a> {
     bucket_successes: Vec<u32>,
     current_bucket: u64,
     top_share: Vec<f64>,
+    /// One span per transmission, when tracing.
+    spans: Option<Vec<Span>>,
 }
 
 impl<'a> ChannelRun<'a> {
@@ -357,6 +363,29 @@ impl<'a> ChannelRun<'a> {
             bucket_successes: vec![0; config.stations as usize],
             current_bucket: 0,
             top_share: Vec::new(),
+            spans: None,
+        }
+    }
+
+    /// Marks the last `sent` traced transmissions as a collision when more than one went out in a slot.
+    fn mark_collisions(&mut self, sent: u32) {
+        if let Some(spans) = &mut self.spans
+            && sent > 1
+        {
+            for span in spans.iter_mut().rev().take(sent as usize) {
+                (span.outcome, span.status) = ("collision", 0);
+            }
+        }
+    }
+
+    /// Records one transmission of `owner` (a station, or for an infinite population the transmission itself)
+    /// when tracing.
+    #[inline]
+    fn trace(&mut self, owner: u64, start: SimTime, length: SimDuration, attempt: u32, sent_alone: bool, slept: SimDuration) {
+        if let Some(spans) = self.spans.as_mut().filter(|spans| spans.len() < MAX_TRACE_SPANS) {
+            let (outcome, status) = if sent_alone { ("success", 200) } else { ("collision", 0) };
+            let owner = owner.min(u64::from(u32::MAX)) as u32;
+            spans.push(Span { owner, layer: 0, start, end: start + length, attempt, outcome, status, slept, hedge: false });
         }
     }
 
@@ -423,6 +452,7 @@ impl<'a> ChannelRun<'a> {
             let at = SimTime::from_nanos(current as u64);
             let clear_before = current - previous >= frame;
             let clear_after = next - current >= frame;
+            self.trace(self.attempts, at, self.config.slot, 1, clear_before && clear_after, SimDuration::ZERO);
             if clear_before && clear_after {
                 self.success(at, None, self.config.slot);
             }
@@ -445,6 +475,11 @@ impl<'a> ChannelRun<'a> {
             }
             let at = self.slot_start(slot);
             let sent = arrivals.sample(&mut self.rng) as u64;
+            if self.spans.is_some() {
+                for k in 0..sent {
+                    self.trace(self.attempts + k, at, self.config.slot, 1, sent == 1, SimDuration::ZERO);
+                }
+            }
             self.attempts += sent;
             match sent {
                 0 => {}
@@ -469,8 +504,10 @@ impl<'a> ChannelRun<'a> {
                 if self.rng.random::<f64>() < p {
                     sent += 1;
                     sender = station;
+                    self.trace(u64::from(station), at, self.config.slot, 1, true, SimDuration::ZERO);
                 }
             }
+            self.mark_collisions(sent);
             self.attempts += u64::from(sent);
             match sent {
                 0 => {}
@@ -515,6 +552,12 @@ impl<'a> ChannelRun<'a> {
             }
             senders.clear();
             senders.extend((0..n).filter(|&s| !queues[s].is_empty() && ready_slot[s] <= slot));
+            if self.spans.is_some() {
+                for &station in &senders {
+                    let attempt = failed[station] + 1;
+                    self.trace(station as u64, at, self.config.slot, attempt, senders.len() == 1, SimDuration::ZERO);
+                }
+            }
             self.attempts += senders.len() as u64;
             if senders.len() == 1 {
                 let station = senders[0];
@@ -561,6 +604,7 @@ impl<'a> ChannelRun<'a> {
         let horizon = self.slot_start(self.config.slots);
         let mut ready = vec![SimTime::ZERO; n];
         let mut turn_started = vec![SimTime::ZERO; n];
+        let mut slept = vec![SimDuration::ZERO; n];
         let mut failed = vec![0_u32; n];
         let mut memory = vec![BackoffMemory::default(); n];
         let mut senders = Vec::with_capacity(n);
@@ -575,6 +619,13 @@ impl<'a> ChannelRun<'a> {
                 now = ready.iter().copied().min().unwrap_or(horizon);
                 continue;
             }
+            if self.spans.is_some() {
+                let alone = senders.len() == 1;
+                let length = if alone { self.config.frame } else { self.config.slot };
+                for &station in &senders {
+                    self.trace(station as u64, now, length, failed[station] + 1, alone, slept[station]);
+                }
+            }
             self.attempts += senders.len() as u64;
             if let [station] = senders[..] {
                 let done = now + self.config.frame;
@@ -582,6 +633,7 @@ impl<'a> ChannelRun<'a> {
                 self.success(now, Some(station as u32), self.config.frame);
                 now = done + INTER_FRAME_GAP;
                 failed[station] = 0;
+                slept[station] = SimDuration::ZERO;
                 ready[station] = now;
                 turn_started[station] = now;
             } else {
@@ -592,10 +644,14 @@ impl<'a> ChannelRun<'a> {
                     let decision =
                         self.config.retry.after_failure(failed[station], SimDuration::ZERO, None, &mut memory[station], &mut self.rng);
                     match decision {
-                        RetryDecision::RetryAfter(sleep) => ready[station] = after + sleep,
+                        RetryDecision::RetryAfter(sleep) => {
+                            ready[station] = after + sleep;
+                            slept[station] = sleep;
+                        }
                         RetryDecision::GiveUp(_) => {
                             self.drops += 1;
                             failed[station] = 0;
+                            slept[station] = SimDuration::ZERO;
                             ready[station] = after;
                             turn_started[station] = after;
                         }
@@ -623,7 +679,17 @@ impl<'a> ChannelRun<'a> {
                 if self.rng.random::<f64>() < p {
                     sent += 1;
                     sender = station;
+                    let length = self.config.frame;
+                    self.trace(u64::from(station), now, length, 1, true, SimDuration::ZERO);
                 }
+            }
+            self.mark_collisions(sent);
+            if sent > 1
+                && let Some(spans) = &mut self.spans
+            {
+                // A collision holds the channel for one contention slot, not a frame.
+                let slot = self.config.slot;
+                spans.iter_mut().rev().take(sent as usize).for_each(|span| span.end = span.start + slot);
             }
             self.attempts += u64::from(sent);
             if sent == 1 {
@@ -644,6 +710,7 @@ impl<'a> ChannelRun<'a> {
             let end = self.end + self.timeline[series::SUCCESSES].width();
             self.flush_share(end);
         }
+        let spans = self.spans.take().unwrap_or_default();
         let end_nanos = self.end.as_nanos() as f64;
         let slots_elapsed = end_nanos / self.config.slot.as_nanos_f64();
         let mut metrics = vec![0.0; metric::COUNT];
@@ -694,7 +761,7 @@ impl<'a> ChannelRun<'a> {
         for (bucket, &level) in self.backlog.maxima().iter().enumerate() {
             timeline[bucket * series::COUNT + series::BACKLOG] = f64::from(level);
         }
-        RunOutput { metrics, timeline, events: self.events, truncated: self.truncated, ..RunOutput::default() }
+        RunOutput { metrics, timeline, events: self.events, truncated: self.truncated, spans, ..RunOutput::default() }
     }
 }
 

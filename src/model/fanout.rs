@@ -7,6 +7,7 @@
 //! `hedge_percentile` of leaf latencies) to another replica, keeps whichever answers first and cancels the
 //! other. Leaves are independent, so each is drawn directly, without an event queue: one event per leaf call.
 
+use super::trace::{MAX_TRACE_SPANS, Span};
 use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, RunSettings, Section};
 use super::{SimModel, Value};
@@ -180,6 +181,7 @@ impl SimModel for Fanout {
             _ => None,
         };
         let mut truncated = false;
+        let mut spans = Vec::new();
         // Requests follow one another one millisecond apart, for the timeline only.
         'requests: for request in 0..config.requests {
             let at = SimTime::from_nanos(request * 1_000_000);
@@ -196,9 +198,43 @@ impl SimModel for Fanout {
                         hedges += 1;
                         calls += 1;
                         hedges_per_bucket.record(at);
-                        first.min(wait + config.leaf.sample(&mut rng))
+                        let second = wait + config.leaf.sample(&mut rng);
+                        if run.trace && spans.len() < MAX_TRACE_SPANS {
+                            let answer = first.min(second);
+                            let outcome = |won: bool| if won { ("success", 200) } else { ("cancelled", 0) };
+                            let ((a, a_status), (b, b_status)) = (outcome(first <= second), outcome(second < first));
+                            let span = |start: SimTime, outcome, status, hedge| Span {
+                                owner: request as u32,
+                                layer: 0,
+                                start,
+                                end: at + answer,
+                                attempt: 1,
+                                outcome,
+                                status,
+                                slept: SimDuration::ZERO,
+                                hedge,
+                            };
+                            spans.push(span(at, a, a_status, false));
+                            spans.push(span(at + wait, b, b_status, true));
+                        }
+                        first.min(second)
                     }
-                    _ => first,
+                    _ => {
+                        if run.trace && spans.len() < MAX_TRACE_SPANS {
+                            spans.push(Span {
+                                owner: request as u32,
+                                layer: 0,
+                                start: at,
+                                end: at + first,
+                                attempt: 1,
+                                outcome: "success",
+                                status: 200,
+                                slept: SimDuration::ZERO,
+                                hedge: false,
+                            });
+                        }
+                        first
+                    }
                 };
                 leaves.record(first);
                 slowest = slowest.max(answer);
@@ -220,7 +256,8 @@ impl SimModel for Fanout {
         metrics[metric::EXTRA_LOAD] = hedges as f64 / (calls - hedges).max(1) as f64;
         metrics[metric::EVENTS] = calls as f64;
         let timeline = hedges_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
-        RunOutput { metrics, timeline, events: calls, truncated, latency: Some(requests.sparse()), ..RunOutput::default() }
+        let latency = Some(requests.sparse());
+        RunOutput { metrics, timeline, events: calls, truncated, latency, spans, ..RunOutput::default() }
     }
 }
 

@@ -8,6 +8,7 @@ pub mod distributions;
 pub mod faults;
 pub mod limiter_params;
 pub mod params;
+pub mod trace;
 
 use crate::engine::SimDuration;
 pub use params::{ParamDefault, ParamError, ParamKind, ParamSpec, Part, PartTable, Point, Section, Value};
@@ -27,6 +28,8 @@ pub struct RunSettings {
     /// A run that reaches this many events stops there and is reported as truncated: an unstable system (a
     /// retry storm that never drains) would otherwise grow until memory runs out.
     pub max_events: u64,
+    /// Record a [`trace::Span`] per attempt into [`RunOutput::spans`] (for `--trace`; off in sweeps).
+    pub trace: bool,
 }
 
 /// The default cap on events per run.
@@ -34,7 +37,7 @@ pub const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
 
 impl RunSettings {
     pub fn new(seed: u64, bucket: SimDuration) -> Self {
-        RunSettings { seed, bucket, max_events: DEFAULT_MAX_EVENTS }
+        RunSettings { seed, bucket, max_events: DEFAULT_MAX_EVENTS, trace: false }
     }
 
     pub fn limit(&self) -> crate::engine::RunLimit {
@@ -57,6 +60,8 @@ pub struct RunOutput {
     pub latency: Option<crate::metrics::SparseHistogram>,
     /// Spans of time the charts shade (fault windows, a trigger), as (start, end).
     pub highlights: Vec<(crate::engine::SimTime, crate::engine::SimTime)>,
+    /// One per attempt when [`RunSettings::trace`] was set, else empty.
+    pub spans: Vec<trace::Span>,
 }
 
 /// A simulated system.
@@ -86,6 +91,11 @@ pub trait SimModel {
     /// as in `config`), for models with a closed form; the charts draw it over the simulated points.
     fn theory(_config: &Self::Config, _metric: &str, _x_key: &str, _x: f64) -> Option<f64> {
         None
+    }
+
+    /// Names of the services a trace's `layer` indexes (the layered model's graph); empty elsewhere.
+    fn service_names(_config: &Self::Config) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -135,6 +145,11 @@ macro_rules! register_models {
         impl ModelConfig {
             pub fn simulate(&self, run: RunSettings) -> RunOutput {
                 match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::simulate(config, run)),+ }
+            }
+
+            /// See [`SimModel::service_names`].
+            pub fn service_names(&self) -> Vec<String> {
+                match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::service_names(config)),+ }
             }
 
             /// See [`SimModel::theory`].

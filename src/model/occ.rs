@@ -11,6 +11,7 @@ use rand_distr::{Distribution, Normal};
 
 use super::client::{CLIENT_PARAMS, retry_policy};
 use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
+use super::trace::Tracer;
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::BucketCounter;
 use crate::policy::{BackoffMemory, RetryDecision, RetryPolicy};
@@ -103,6 +104,11 @@ impl SimModel for Occ {
     fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {
         let mut scheduler = Scheduler::with_capacity(config.clients as usize);
         let mut model = OccRun::new(config, sim_rng(run_settings.seed), run_settings.bucket);
+        if run_settings.trace {
+            let mut tracer = Tracer::default();
+            (0..config.clients).for_each(|client| tracer.begin(client, SimTime::ZERO, SimDuration::ZERO));
+            model.tracer = Some(tracer);
+        }
         for client in 0..config.clients {
             let hop = model.hop();
             scheduler.schedule_in(hop, OccEvent::ReadArrives(client));
@@ -145,6 +151,8 @@ struct OccRun<'a> {
     writes: u64,
     succeeded: u32,
     gave_up: u32,
+    /// Spans per attempt, when tracing.
+    tracer: Option<Tracer>,
 }
 
 impl<'a> OccRun<'a> {
@@ -159,6 +167,7 @@ impl<'a> OccRun<'a> {
             writes: 0,
             succeeded: 0,
             gave_up: 0,
+            tracer: None,
         }
     }
 
@@ -182,7 +191,8 @@ impl<'a> OccRun<'a> {
         metrics[metric::PEAK_TO_MEAN] = self.writes_per_bucket.peak_to_mean();
         metrics[metric::EVENTS] = events as f64;
         let timeline = self.writes_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
-        RunOutput { metrics, timeline, events, ..RunOutput::default() }
+        let spans = self.tracer.map(|t| t.spans).unwrap_or_default();
+        RunOutput { metrics, timeline, events, spans, ..RunOutput::default() }
     }
 }
 
@@ -212,8 +222,26 @@ impl Model for OccRun<'_> {
                 let hop = self.hop();
                 scheduler.schedule_in(hop, OccEvent::WriteReply { client, succeeded });
             }
-            OccEvent::WriteReply { succeeded: true, .. } => self.succeeded += 1,
-            OccEvent::WriteReply { client, succeeded: false } => {
+            OccEvent::WriteReply { client, succeeded } if self.tracer.is_some() => {
+                let attempt = self.clients[client as usize].failed_attempts + 1;
+                let (outcome, status) = if succeeded { ("success", 200) } else { ("conflict", 409) };
+                if let Some(tracer) = &mut self.tracer {
+                    tracer.end(client, scheduler.now(), attempt, outcome, status);
+                }
+                self.write_reply(client, succeeded, scheduler);
+            }
+            OccEvent::WriteReply { client, succeeded } => self.write_reply(client, succeeded, scheduler),
+        }
+    }
+}
+
+impl OccRun<'_> {
+    /// A WRITE's reply: done, or sleep and re-read.
+    #[inline]
+    fn write_reply(&mut self, client: u32, succeeded: bool, scheduler: &mut Scheduler<OccEvent>) {
+        match succeeded {
+            true => self.succeeded += 1,
+            false => {
                 let elapsed = scheduler.now().saturating_since(SimTime::ZERO);
                 let state = &mut self.clients[client as usize];
                 state.failed_attempts += 1;
@@ -226,6 +254,9 @@ impl Model for OccRun<'_> {
                 );
                 match decision {
                     RetryDecision::RetryAfter(sleep) => {
+                        if let Some(tracer) = &mut self.tracer {
+                            tracer.begin(client, scheduler.now() + sleep, sleep);
+                        }
                         let hop = self.hop();
                         scheduler.schedule_in(hop + sleep, OccEvent::ReadArrives(client));
                     }

@@ -26,6 +26,7 @@ use super::faults::{FAULT_SYNTAX, FaultKind, FaultWindow, Faults};
 use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, mix64, run, sim_rng};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use super::trace::Tracer;
 use super::limiter_params::{LIMITER_TUNING_PARAMS, tuned_limiter};
 use crate::policy::limiters::{
     Admission, LIMITER_NAMES, Limiter, Outcome as CallOutcome, Permit, RetryBudget, RetryLimiter,
@@ -576,6 +577,9 @@ impl SimModel for Server {
 
     fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
         let mut run_state = ServerRun::new(config, run_settings.seed, run_settings.bucket);
+        if run_settings.trace {
+            run_state.tracer = Some(Tracer::default());
+        }
         let mut scheduler = Scheduler::with_capacity(1024);
         match config.workload {
             Workload::Burst { requests } => {
@@ -674,6 +678,19 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// A short name for traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Overloaded => "overloaded",
+            Outcome::Throttled => "throttled",
+            Outcome::TransientError => "transient-error",
+            Outcome::DisguisedTransient => "disguised-transient",
+            Outcome::Permanent => "permanent-error",
+            Outcome::ConnectionReset => "connection-reset",
+        }
+    }
+
     /// The response as a client's classifier sees it.
     pub fn response(self) -> Response {
         let (status, transient_body) = match self {
@@ -710,6 +727,8 @@ struct Request {
     /// With `on_timeout = "cancel"`: the token of this request's attempt waiting in the queue (0: none). A
     /// request has at most one such attempt, because its timeout cancels it before a retry is sent.
     queued_token: u32,
+    /// The backoff slept before the attempt in flight (for traces).
+    slept: SimDuration,
 }
 
 struct ServerRun<'a> {
@@ -740,6 +759,8 @@ struct ServerRun<'a> {
     /// The uniform draws handed to the limiter's admission, from a stream of their own so that runs without a
     /// probabilistic limiter draw exactly what they drew before admission existed.
     admission_rng: SimRng,
+    /// Spans per attempt, when tracing.
+    tracer: Option<Tracer>,
 }
 
 #[derive(Default)]
@@ -786,6 +807,7 @@ impl<'a> ServerRun<'a> {
             counts: Counts::default(),
             retry_limiter: config.limiter.clone(),
             admission_rng: sim_rng(mix64(seed ^ ADMISSION_STREAM)),
+            tracer: None,
         }
     }
 
@@ -858,6 +880,9 @@ impl<'a> ServerRun<'a> {
         let request = &mut self.requests[slot as usize];
         request.token = token;
         request.at_server += 1;
+        if let Some(tracer) = &mut self.tracer {
+            tracer.begin(request.client, scheduler.now(), request.slept);
+        }
         let delay = self.config.network.sample(&mut self.rng);
         scheduler.schedule_in(delay, ServerEvent::AttemptArrives { slot, token });
         if let Some(timeout) = self.config.timeout {
@@ -999,7 +1024,10 @@ impl<'a> ServerRun<'a> {
             }
         }
         match decision {
-            RetryDecision::RetryAfter(sleep) => scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot }),
+            RetryDecision::RetryAfter(sleep) => {
+                self.requests[slot as usize].slept = sleep;
+                scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot })
+            }
             RetryDecision::GiveUp(_) => {
                 self.counts.gave_up += 1;
                 self.close_request(slot, scheduler);
@@ -1094,7 +1122,8 @@ impl<'a> ServerRun<'a> {
         {
             highlights.push((start, end));
         }
-        RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights }
+        let spans = self.tracer.map(|t| t.spans).unwrap_or_default();
+        RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights, spans }
     }
 
     /// `(recovery_ms, recovered)`: the first bucket from which goodput stays ≥ 90% of the offered load in every
@@ -1149,7 +1178,9 @@ impl Model for ServerRun<'_> {
                 self.send_attempt(slot, scheduler);
             }
             ServerEvent::OpenArrival => {
-                let slot = self.open_request(0, now);
+                // Open-loop requests have no client of their own: each traces as its own owner.
+                let owner = self.counts.requests as u32;
+                let slot = self.open_request(owner, now);
                 self.send_attempt(slot, scheduler);
                 if let Some(next) = self.next_arrival_after(now) {
                     scheduler.schedule_at(next, ServerEvent::OpenArrival);
@@ -1226,6 +1257,12 @@ impl Model for ServerRun<'_> {
                 if !self.is_current(slot, token) {
                     return;
                 }
+                if let Some(tracer) = &mut self.tracer {
+                    let request = &self.requests[slot as usize];
+                    let name = if outcome == Outcome::Success { "success" } else { outcome.name() };
+                    let status = outcome.response().status;
+                    tracer.end(request.client, now, request.failed_attempts + 1, name, status);
+                }
                 if outcome == Outcome::Success {
                     self.record_outcome(slot, CallOutcome::success, now);
                     self.succeed(slot, scheduler);
@@ -1242,6 +1279,10 @@ impl Model for ServerRun<'_> {
             ServerEvent::Timeout { slot, token } => {
                 if self.is_current(slot, token) {
                     self.counts.timeouts += 1;
+                    if let Some(tracer) = &mut self.tracer {
+                        let request = &self.requests[slot as usize];
+                        tracer.end(request.client, now, request.failed_attempts + 1, "timeout", 0);
+                    }
                     if self.config.cancel_on_timeout && self.requests[slot as usize].queued_token == token {
                         self.requests[slot as usize].queued_token = 0;
                         self.dead_entries += 1;

@@ -7,6 +7,7 @@ mod grouped_bars;
 mod heatmap;
 mod manifest;
 mod tables;
+pub mod trace;
 
 use std::path::{Path, PathBuf};
 

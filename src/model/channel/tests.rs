@@ -143,7 +143,7 @@ fn ethernet_with_long_frames_stays_efficient_and_fair_where_ideal_contention_say
 #[test]
 fn a_run_stops_at_its_event_cap_and_says_so() {
     let c = config(&[("slots", Value::Count(1_000_000))]);
-    let out = Channel::simulate(&c, RunSettings { seed: 1, bucket: BUCKET, max_events: 1_000 });
+    let out = Channel::simulate(&c, RunSettings { max_events: 1_000, ..RunSettings::new(1, BUCKET) });
     assert!(out.truncated);
     assert_eq!(out.events, 1_000);
     // Throughput is measured over the 1,000 slots simulated, not the million asked for.

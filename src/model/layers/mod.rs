@@ -530,6 +530,10 @@ impl SimModel for Layers {
     fn simulate(config: &LayersConfig, run_settings: RunSettings) -> RunOutput {
         run::simulate(config, run_settings)
     }
+
+    fn service_names(config: &LayersConfig) -> Vec<String> {
+        config.services.iter().map(|service| service.name.clone()).collect()
+    }
 }
 
 type Graph = (Vec<String>, Vec<Vec<u8>>, Vec<Point>);

@@ -10,6 +10,7 @@ use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
 use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
 use crate::metrics::{BucketCounter, LatencyHistogram};
 use crate::model::faults::FaultKind;
+use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Limiter, Outcome, Permit, RetryLimiter};
 use crate::policy::{BackoffMemory, Hedge, RetryDecision};
@@ -23,6 +24,9 @@ const PERCENTILE_WARMUP: u64 = 1_000;
 
 pub fn simulate(config: &LayersConfig, settings: RunSettings) -> RunOutput {
     let mut state = LayersRun::new(config, sim_rng(settings.seed), settings.bucket);
+    if settings.trace {
+        state.spans = Some(Vec::new());
+    }
     let mut scheduler = Scheduler::with_capacity(1024);
     scheduler.schedule_at(SimTime::ZERO, LayerEvent::UserRequest);
     let stats = run(&mut state, &mut scheduler, settings.limit());
@@ -78,6 +82,9 @@ struct InFlight {
     sent: SimTime,
     /// The limiter's permit this copy was sent with (a retry's; never a hedge's).
     permit: Option<Permit>,
+    /// For traces: a hedged copy, and the backoff slept before it.
+    hedge: bool,
+    slept: SimDuration,
 }
 
 /// One caller's call to one service, across its attempts.
@@ -100,6 +107,9 @@ struct Call {
     permit: Option<Permit>,
     /// The pending backoff timer's tag.
     timer: u32,
+    /// The user request this call is part of (for traces), and the backoff it is sleeping.
+    request: u32,
+    slept: SimDuration,
     in_flight: [Option<InFlight>; 2],
 }
 
@@ -172,6 +182,8 @@ struct LayersRun<'a> {
     /// one event per attempt; entries of attempts answered in time are skipped when they come due.
     deadlines: Vec<VecDeque<(SimTime, u32, u32)>>,
     timer_armed: [bool; MAX_LAYERS + 1],
+    /// One span per attempt, when tracing.
+    spans: Option<Vec<Span>>,
 }
 
 impl<'a> LayersRun<'a> {
@@ -220,6 +232,7 @@ impl<'a> LayersRun<'a> {
             timeouts: 0,
             deadlines: (0..=config.services.len()).map(|_| VecDeque::new()).collect(),
             timer_armed: [false; MAX_LAYERS + 1],
+            spans: None,
         }
     }
 
@@ -264,6 +277,12 @@ impl<'a> LayersRun<'a> {
             limiter,
             permit: None,
             timer: 0,
+            request: if parent == NONE {
+                self.issued.saturating_sub(1) as u32
+            } else {
+                self.calls[self.jobs[parent as usize].call as usize].request
+            },
+            slept: SimDuration::ZERO,
             in_flight: [None; 2],
         };
         match self.free_calls.pop() {
@@ -335,7 +354,9 @@ impl<'a> LayersRun<'a> {
         let flights = &mut self.calls[call as usize].in_flight;
         let slot = flights.iter().position(Option::is_none);
         debug_assert!(slot.is_some(), "at most two copies of an attempt are in flight");
-        flights[slot.unwrap_or(0)] = Some(InFlight { tag, job, sent: now, permit });
+        let slept = if kind == Kind::Retry { self.calls[call as usize].slept } else { SimDuration::ZERO };
+        let flights = &mut self.calls[call as usize].in_flight;
+        flights[slot.unwrap_or(0)] = Some(InFlight { tag, job, sent: now, permit, hedge: kind == Kind::Hedge, slept });
         let counts = &mut self.callers[caller as usize];
         match kind {
             Kind::First => counts.first_tries += 1,
@@ -481,6 +502,7 @@ impl<'a> LayersRun<'a> {
         }
         for slot in 0..2 {
             if let Some(attempt) = self.calls[call as usize].in_flight[slot].take() {
+                self.trace(call, attempt, now, "cancelled", 0);
                 if let Some(limiter) = &mut self.limiters[limiter] {
                     limiter.withdraw(now, true, attempt.permit);
                 }
@@ -514,6 +536,24 @@ impl<'a> LayersRun<'a> {
         self.free_job(job);
     }
 
+    /// Records how an attempt of `call` ended, when tracing.
+    fn trace(&mut self, call: u32, attempt: InFlight, end: SimTime, outcome: &'static str, status: u16) {
+        if let Some(spans) = self.spans.as_mut().filter(|spans| spans.len() < MAX_TRACE_SPANS) {
+            let state = &self.calls[call as usize];
+            spans.push(Span {
+                owner: state.request,
+                layer: state.service,
+                start: attempt.sent,
+                end,
+                attempt: state.failed_attempts + 1,
+                outcome,
+                status,
+                slept: attempt.slept,
+                hedge: attempt.hedge,
+            });
+        }
+    }
+
     /// Removes attempt `tag` from `call`'s flights; `None` if the attempt is no longer awaited.
     fn land(&mut self, call: u32, tag: u32) -> Option<InFlight> {
         let state = &mut self.calls[call as usize];
@@ -527,6 +567,14 @@ impl<'a> LayersRun<'a> {
     fn answer(&mut self, call: u32, tag: u32, status: Status, scheduler: &mut Scheduler<LayerEvent>) {
         let now = scheduler.now();
         let Some(attempt) = self.land(call, tag) else { return };
+        if self.spans.is_some() {
+            let (outcome, code) = match status {
+                Status::Ok => ("success", 200),
+                Status::Failed => ("error", 503),
+                Status::Throttled => ("throttled", 429),
+            };
+            self.trace(call, attempt, now, outcome, code);
+        }
         let snapshot = self.calls[call as usize];
         let caller = snapshot.caller as usize;
         if let (Hedge::Percentile(q), Some(observed)) = (self.policy(snapshot.caller).hedge, &mut self.observed[caller]) {
@@ -571,6 +619,7 @@ impl<'a> LayersRun<'a> {
     fn timeout(&mut self, call: u32, tag: u32, scheduler: &mut Scheduler<LayerEvent>) {
         let Some(attempt) = self.land(call, tag) else { return };
         self.timeouts += 1;
+        self.trace(call, attempt, scheduler.now(), "timeout", 0);
         let snapshot = self.calls[call as usize];
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
             limiter.record(scheduler.now(), Outcome::timeout(attempt.permit));
@@ -615,7 +664,10 @@ impl<'a> LayersRun<'a> {
         state.timer = tag;
         let elapsed = now - state.started;
         match policy.backoff.after_failure(state.failed_attempts, elapsed, None, &mut state.memory, &mut self.rng) {
-            RetryDecision::RetryAfter(sleep) => scheduler.schedule_in(sleep, LayerEvent::RetryDue { call, tag }),
+            RetryDecision::RetryAfter(sleep) => {
+                state.slept = sleep;
+                scheduler.schedule_in(sleep, LayerEvent::RetryDue { call, tag })
+            }
             RetryDecision::GiveUp(_) => self.finish_call(call, false, scheduler),
         }
     }
@@ -703,7 +755,8 @@ impl<'a> LayersRun<'a> {
             .iter()
             .flat_map(|s| s.faults.windows().iter().map(|w| (w.start, w.end)))
             .collect();
-        RunOutput { metrics, timeline, events, latency: Some(self.latency.sparse()), highlights, ..RunOutput::default() }
+        let spans = self.spans.unwrap_or_default();
+        RunOutput { metrics, timeline, events, latency: Some(self.latency.sparse()), highlights, spans, ..RunOutput::default() }
     }
 }
 

@@ -1,0 +1,117 @@
+//! `--trace`: every committed scenario exports a structurally valid Chrome trace of one replicate.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use common::retrylab;
+
+/// (start µs, end µs, hedge?) of one span.
+type Interval = (f64, f64, bool);
+
+/// Checks a trace's structure; returns the number of attempt spans.
+fn check_trace(json: &serde_json::Value, one_attempt_at_a_time: bool, name: &str) -> usize {
+    let events = json["traceEvents"].as_array().unwrap_or_else(|| panic!("{name}: no traceEvents"));
+    let mut by_thread: HashMap<(u64, u64), Vec<Interval>> = HashMap::new();
+    let mut by_owner: HashMap<u64, Vec<Interval>> = HashMap::new();
+    let mut spans = 0;
+    for event in events {
+        let ph = event["ph"].as_str().unwrap_or_else(|| panic!("{name}: event without ph: {event}"));
+        let pid = event["pid"].as_u64().unwrap_or_else(|| panic!("{name}: event without pid: {event}"));
+        if ph == "M" {
+            assert!(event["args"]["name"].is_string() || event["args"]["sort_index"].is_u64(), "{name}: {event}");
+            continue;
+        }
+        assert_eq!(ph, "X", "{name}: only complete events and metadata: {event}");
+        spans += 1;
+        assert!(event["name"].is_string() && event["cat"] == "attempt", "{name}: {event}");
+        let ts = event["ts"].as_f64().unwrap_or_else(|| panic!("{name}: ts: {event}"));
+        let dur = event["dur"].as_f64().unwrap_or_else(|| panic!("{name}: dur: {event}"));
+        let tid = event["tid"].as_u64().unwrap_or_else(|| panic!("{name}: tid: {event}"));
+        assert!(ts >= 0.0 && dur >= 0.0, "{name}: negative time: {event}");
+        let args = &event["args"];
+        assert!(args["attempt"].as_u64().is_some_and(|a| a >= 1), "{name}: attempt: {event}");
+        for key in ["strategy", "outcome"] {
+            assert!(args[key].is_string(), "{name}: args.{key}: {event}");
+        }
+        assert!(
+            args["status"].is_u64() && args["backoff_slept_ms"].as_f64().is_some_and(|s| s >= 0.0),
+            "{name}: {event}"
+        );
+        let hedge = args["hedge"].as_bool().unwrap_or_else(|| panic!("{name}: args.hedge: {event}"));
+        by_thread.entry((pid, tid)).or_default().push((ts, ts + dur, hedge));
+        by_owner.entry(pid).or_default().push((ts, ts + dur, hedge));
+    }
+    let overlapping = |list: &mut Vec<Interval>, allow_hedges: bool| {
+        list.sort_by(|a, b| a.0.total_cmp(&b.0));
+        list.windows(2).any(|pair| pair[1].0 < pair[0].1 - 1e-6 && !(allow_hedges && (pair[0].2 || pair[1].2)))
+    };
+    for (thread, list) in &mut by_thread {
+        assert!(!overlapping(list, false), "{name}: spans of thread {thread:?} overlap");
+    }
+    if one_attempt_at_a_time {
+        for (owner, list) in &mut by_owner {
+            assert!(!overlapping(list, true), "{name}: attempts of owner {owner} overlap and are not hedges");
+        }
+    }
+    spans
+}
+
+#[test]
+fn every_committed_scenario_exports_a_valid_trace() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut scenarios: Vec<_> = std::fs::read_dir(root.join("scenarios"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    scenarios.sort();
+    assert!(scenarios.len() >= 15, "{scenarios:?}");
+    let dir = tempfile::tempdir().unwrap();
+    for scenario in scenarios {
+        let stem = scenario.file_stem().unwrap().to_string_lossy().into_owned();
+        let file = dir.path().join(format!("{stem}.json"));
+        let out = dir.path().join(&stem);
+        retrylab()
+            .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--replicates", "1", "-q"])
+            .args(["--trace", file.to_str().unwrap()])
+            .assert()
+            .success();
+        let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        let text = std::fs::read_to_string(&scenario).unwrap();
+        // The layered and fan-out models run many attempts of one request at once (fan-out, nested layers).
+        let concurrent = text.contains("kind = \"layers\"") || text.contains("kind = \"fanout\"");
+        let spans = check_trace(&json, !concurrent, &stem);
+        assert!(spans > 0, "{stem}: an empty trace");
+        assert_eq!(json["otherData"]["spans"].as_u64(), Some(spans as u64), "{stem}");
+        if stem == "aws-jitter-2015" {
+            // The traced run is the one in runs.csv: one span per WRITE call of point 0, replicate 0.
+            let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+            let mut reader = csv::Reader::from_reader(runs.as_bytes());
+            let column = reader.headers().unwrap().iter().position(|h| h == "calls").unwrap();
+            let first = reader.records().next().unwrap().unwrap();
+            assert_eq!(first[column].parse::<f64>().unwrap(), spans as f64);
+        }
+    }
+}
+
+#[test]
+fn a_trace_request_outside_the_sweep_is_refused() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let scenario = root.join("scenarios/thundering-herd.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for (flag, value, expected) in [
+        ("--trace-point", "4", "--trace-point 4 is out of range"),
+        ("--trace-replicate", "99", "--trace-replicate 99 is out of range"),
+    ] {
+        let assert = retrylab()
+            .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--trace", "t.json", flag, value])
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+        assert!(stderr.contains(expected), "{stderr}");
+        assert!(!out.exists(), "nothing written for bad input");
+    }
+}
