@@ -322,7 +322,10 @@ def _(DEFAULTS, base_ms, mo, params, summary, timeline):
             # Once the first retry rounds have passed (10 x base), exponential's busiest bucket holds several
             # times the calls of full jitter's busiest bucket: its waves do not flatten out.
             late = timeline[timeline["bucket_start_ms"] >= 10 * base_ms].groupby("strategy")["calls"].max()
-            ratio = late["exponential"] / late["full-jitter"] if late["full-jitter"] > 0 else float("inf")
+            if late["full-jitter"] > 0:
+                ratio = late["exponential"] / late["full-jitter"]
+            else:  # no calls at all to compare (nobody was rejected) counts as not holding
+                ratio = float("inf") if late["exponential"] > 0 else float("nan")
             claims.append(
                 (
                     f"peak calls per bucket from {10 * base_ms} ms on: exponential >= 3 x full-jitter",
