@@ -108,7 +108,7 @@ fn run_one(
     let elapsed_s = started.elapsed().as_secs_f64();
     let aggregate = report::aggregate(scenario.model, points.len(), &runs);
     let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
-    let info = RunInfo { threads, elapsed_s };
+    let info = RunInfo { threads, elapsed_s, overrides: options.set.clone() };
     let written = report::write_results(scenario, points, &runs, &aggregate, &info, out)?;
     if aggregate.truncated_runs > 0 {
         eprintln!(

@@ -244,7 +244,7 @@ fn series_points(scenario: &Scenario, aggregate: &Aggregate, point: usize, serie
 }
 
 fn highlights_ms(aggregate: &Aggregate, point: usize) -> Vec<(f64, f64)> {
-    aggregate.highlights[point].iter().map(|(start, end)| (start.as_millis_f64(), end.as_millis_f64())).collect()
+    aggregate.highlights[point].clone()
 }
 
 /// The swept axis on the x axis: the one `[charts] x` names, else the first numeric one.
@@ -403,8 +403,8 @@ fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) 
         .points
         .iter()
         .filter_map(|(point, label)| {
-            let histogram = aggregate.latency[*point].as_ref().filter(|h| h.count() > 0)?;
-            let points = histogram.cdf().into_iter().map(|(nanos, fraction)| (nanos / 1e6, fraction, 0.0)).collect();
+            let cdf = aggregate.latency[*point].as_ref().filter(|cdf| !cdf.is_empty())?;
+            let points = cdf.iter().map(|&(ms, fraction)| (ms, fraction, 0.0)).collect();
             Some(Line { label: label.clone(), points, theory: Vec::new() })
         })
         .collect();
