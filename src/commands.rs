@@ -1,5 +1,7 @@
-//! The CLI's verbs as library functions: `run`, `validate`, `strategies`. The binary only parses arguments and
-//! maps errors to exit codes.
+//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, and (in `view`) `show`, `plot` and
+//! `compare`. The binary only parses arguments and maps errors to exit codes.
+
+mod view;
 
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
@@ -14,6 +16,7 @@ use crate::policy::{Strategy, presets};
 use crate::report::{self, RunInfo, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::sweep::{SweepSettings, run_sweep};
+pub use view::{CompareOptions, compare, plot, show};
 
 /// Options of `retrylab run`.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +30,8 @@ pub struct RunOptions {
     /// `KEY=VALUE` overrides, applied in order to every scenario.
     pub set: Vec<String>,
     pub quiet: bool,
+    /// After writing each results folder, draw it in the terminal as `retrylab show` does.
+    pub show: bool,
 }
 
 /// The default output folder of a scenario: `results/<file stem>/`.
@@ -75,6 +80,9 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     }
     for (scenario, points, out) in &jobs {
         run_one(scenario, points, out, options, stdout)?;
+        if options.show {
+            show(std::slice::from_ref(out), &report::terminal::View::for_stdout(), stdout)?;
+        }
     }
     Ok(())
 }

@@ -3,18 +3,24 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
-use retrylab::commands::{self, RunOptions};
+use retrylab::commands::{self, CompareOptions, RunOptions};
+use retrylab::report::terminal::View;
 
 fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
     let mut stdout = std::io::stdout().lock();
     match command {
-        cli::Command::Run { scenarios, out, seed, replicates, threads, set, quiet } => {
-            let options =
-                RunOptions { scenarios, out, seed, replicates, threads: threads.map(usize::from), set, quiet };
+        cli::Command::Run { scenarios, out, seed, replicates, threads, set, quiet, show } => {
+            let threads = threads.map(usize::from);
+            let options = RunOptions { scenarios, out, seed, replicates, threads, set, quiet, show };
             commands::run(&options, &mut stdout)
         }
         cli::Command::Validate { scenarios } => commands::validate(&scenarios, &mut stdout),
         cli::Command::Strategies => commands::strategies(&mut stdout),
+        cli::Command::Show { dirs } => commands::show(&dirs, &View::for_stdout(), &mut stdout),
+        cli::Command::Plot { dirs } => commands::plot(&dirs, &mut stdout),
+        cli::Command::Compare { dirs, metric, out } => {
+            commands::compare(&CompareOptions { dirs, metric, out }, &mut stdout)
+        }
     }
 }
 

@@ -58,9 +58,11 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
         for histogram in point_runs.iter().filter_map(|run| run.output.latency.as_ref()) {
             merged.get_or_insert_with(LatencyHistogram::default).merge(histogram);
         }
-        latency.push(merged.map(|histogram| {
-            histogram.cdf().into_iter().map(|(nanos, fraction)| (nanos / 1e6, fraction)).collect()
-        }));
+        latency.push(
+            merged.map(|histogram| {
+                histogram.cdf().into_iter().map(|(nanos, fraction)| (nanos / 1e6, fraction)).collect()
+            }),
+        );
         let spans = point_runs.first().map_or(&[][..], |run| &run.output.highlights[..]);
         highlights.push(spans.iter().map(|(start, end)| (start.as_millis_f64(), end.as_millis_f64())).collect());
     }

@@ -425,6 +425,24 @@ fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) 
     })
 }
 
+/// A chart of lines against a numeric x axis built outside a results folder (`retrylab compare`): one line per
+/// label, points `(x, mean, ci95)` drawn with their 95% CI bands.
+pub struct LinesChart {
+    pub title: String,
+    pub subtitle: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub lines: Vec<(String, Vec<(f64, f64, f64)>)>,
+}
+
+/// Draws `chart` as `stem.svg` and `stem.png`, each written atomically. Returns the files written.
+pub fn draw_lines_chart(chart: LinesChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
+    register_font();
+    let frame = Frame { title: chart.title, subtitle: chart.subtitle, x_label: chart.x_label, y_label: chart.y_label };
+    let lines = chart.lines.into_iter().map(|(label, points)| Line { label, points, theory: Vec::new() }).collect();
+    render(&Chart::Lines { frame, lines }, stem)
+}
+
 /// Writes `stem.svg` and `stem.png`.
 fn render(chart: &Chart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     let size = match chart {

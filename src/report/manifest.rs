@@ -59,7 +59,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 impl Manifest {
-    pub fn new(scenario: &Scenario, points: &[PlannedPoint], info: &super::RunInfo, aggregate: &super::Aggregate) -> Self {
+    pub fn new(
+        scenario: &Scenario,
+        points: &[PlannedPoint],
+        info: &super::RunInfo,
+        aggregate: &super::Aggregate,
+    ) -> Self {
         Manifest {
             retrylab_version: env!("CARGO_PKG_VERSION"),
             results_format: RESULTS_FORMAT,

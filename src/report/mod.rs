@@ -3,11 +3,13 @@
 mod aggregate;
 pub mod atomic;
 mod charts;
+pub mod compare;
 mod grouped_bars;
 mod heatmap;
 mod manifest;
 pub mod read;
 mod tables;
+pub mod terminal;
 
 use std::path::{Path, PathBuf};
 

@@ -319,7 +319,8 @@ pub fn tables_aggregate(
 
     let mut columns = Vec::new();
     for metric in model.metrics() {
-        let [mean, sd, ci95] = ["mean", "sd", "ci95"].map(|suffix| summary.require(&format!("{}_{suffix}", metric.name)));
+        let [mean, sd, ci95] =
+            ["mean", "sd", "ci95"].map(|suffix| summary.require(&format!("{}_{suffix}", metric.name)));
         columns.push((mean?, sd?, ci95?));
     }
     let mut estimates = Vec::with_capacity(point_count);
