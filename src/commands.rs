@@ -81,6 +81,7 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     for (scenario, points, out) in &jobs {
         run_one(scenario, points, out, options, stdout)?;
         if options.show {
+            let _ = writeln!(stdout);
             show(std::slice::from_ref(out), &report::terminal::View::for_stdout(), stdout)?;
         }
     }

@@ -425,6 +425,9 @@ fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) 
     })
 }
 
+/// One labelled line of a [`LinesChart`]: its label and its points `(x, mean, ci95)`.
+pub type LabelledLine = (String, Vec<(f64, f64, f64)>);
+
 /// A chart of lines against a numeric x axis built outside a results folder (`retrylab compare`): one line per
 /// label, points `(x, mean, ci95)` drawn with their 95% CI bands.
 pub struct LinesChart {
@@ -432,7 +435,7 @@ pub struct LinesChart {
     pub subtitle: String,
     pub x_label: String,
     pub y_label: String,
-    pub lines: Vec<(String, Vec<(f64, f64, f64)>)>,
+    pub lines: Vec<LabelledLine>,
 }
 
 /// Draws `chart` as `stem.svg` and `stem.png`, each written atomically. Returns the files written.

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::charts::{LinesChart, draw_lines_chart};
+use super::charts::{LabelledLine, LinesChart, draw_lines_chart};
 use super::read::{ResultsFolder, Table};
 use crate::Error;
 use crate::scenario::parse_duration;
@@ -76,7 +76,7 @@ impl Comparison<'_> {
         }
         let x_key = self.common_x()?;
         let labels = folder_labels(self.folders);
-        let mut lines: Vec<(String, Vec<(f64, f64, f64)>)> = Vec::new();
+        let mut lines: Vec<LabelledLine> = Vec::new();
         let mut duration_x = false;
         for (folder, folder_label) in self.folders.iter().zip(&labels) {
             let table = &folder.summary;
