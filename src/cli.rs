@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand};
         retrylab run scenarios/aws-jitter-2015.toml\n  \
         retrylab run scenarios/aws-jitter-2015.toml --replicates 10 --set clients=50 --out /tmp/quick\n  \
         retrylab validate scenarios/*.toml\n  \
+        retrylab show results/thundering-herd\n  \
         retrylab strategies"
 )]
 pub struct Cli {
@@ -59,6 +60,9 @@ pub enum Command {
         /// With --trace: the replicate to trace (0 = first).
         #[arg(long, value_name = "N", default_value_t = 0, requires = "trace")]
         trace_replicate: u32,
+        /// After writing the results, draw them in the terminal (as `retrylab show` does).
+        #[arg(long)]
+        show: bool,
     },
     /// Check scenario files (every sweep point) without running them.
     Validate {
@@ -67,4 +71,41 @@ pub enum Command {
     },
     /// List every backoff strategy with its formula, and the models with their parameters.
     Strategies,
+    /// Draw results folders in the terminal: the timeline of every point as Unicode bars, and the summary table.
+    #[command(after_help = "Width: $COLUMNS, else the terminal's, else 100. Colour only on a terminal and when \
+        NO_COLOR is unset.\n\n\
+        Examples:\n  \
+        retrylab show results/thundering-herd\n  \
+        COLUMNS=80 NO_COLOR=1 retrylab show results/aws-jitter-2015 | less")]
+    Show {
+        /// Results folders written by `retrylab run`.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+    },
+    /// Redraw the charts of results folders from their CSV files, manifest and stored scenario.
+    #[command(after_help = "Examples:\n  \
+        retrylab plot results/thundering-herd\n  \
+        retrylab plot results/*/")]
+    Plot {
+        /// Results folders written by `retrylab run`.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+    },
+    /// Draw one metric of several results folders (or of the series within one) on one chart.
+    #[command(after_help = "The x axis is the first numeric swept parameter of the first folder that every folder \
+        sweeps; each (folder, series) gets a line.\n\n\
+        Examples:\n  \
+        retrylab compare results/aws-jitter-2015 --metric completion_ms\n  \
+        retrylab compare /tmp/base /tmp/slow --metric calls --out /tmp/calls.svg")]
+    Compare {
+        /// Results folders written by `retrylab run`.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// The metric to draw [default: the first chart metric of the first folder].
+        #[arg(long, value_name = "M")]
+        metric: Option<String>,
+        /// Where to write the chart (.svg and .png are both written) [default: ./compare.svg and ./compare.png].
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
 }

@@ -1,5 +1,7 @@
-//! The CLI's verbs as library functions: `run`, `validate`, `strategies`. The binary only parses arguments and
-//! maps errors to exit codes.
+//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, and (in `view`) `show`, `plot` and
+//! `compare`. The binary only parses arguments and maps errors to exit codes.
+
+mod view;
 
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
@@ -14,6 +16,7 @@ use crate::policy::{Strategy, presets};
 use crate::report::{self, RunInfo, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::sweep::{SweepSettings, run_sweep};
+pub use view::{CompareOptions, compare, plot, show};
 
 /// Options of `retrylab run`.
 #[derive(Debug, Clone, Default)]
@@ -29,6 +32,8 @@ pub struct RunOptions {
     pub quiet: bool,
     /// Write every attempt of one replicate as a Chrome trace.
     pub trace: Option<TraceRequest>,
+    /// After writing each results folder, draw it in the terminal as `retrylab show` does.
+    pub show: bool,
 }
 
 /// `--trace FILE --trace-point N --trace-replicate R`.
@@ -91,6 +96,10 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
         run_one(scenario, points, out, options, stdout)?;
         if let Some(trace) = &options.trace {
             write_trace(scenario, points, trace, options.threads, stdout, options.quiet)?;
+        }
+        if options.show {
+            let _ = writeln!(stdout);
+            show(std::slice::from_ref(out), &report::terminal::View::for_stdout(), stdout)?;
         }
     }
     Ok(())
@@ -225,7 +234,7 @@ fn run_one(
     let elapsed_s = started.elapsed().as_secs_f64();
     let aggregate = report::aggregate(scenario.model, points.len(), &runs);
     let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
-    let info = RunInfo { threads, elapsed_s };
+    let info = RunInfo { threads, elapsed_s, overrides: options.set.clone() };
     let written = report::write_results(scenario, points, &runs, &aggregate, &info, out)?;
     if aggregate.truncated_runs > 0 {
         eprintln!(

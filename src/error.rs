@@ -25,12 +25,23 @@ pub enum Error {
     Chart { path: PathBuf, message: String },
     #[error("cannot start worker threads: {0}")]
     Threads(String),
+    /// A folder given to `show`, `plot` or `compare` that cannot be read as results: the message says what is
+    /// wrong and what would be valid.
+    #[error("{}: {message}", path.display())]
+    Results { path: PathBuf, message: String },
 }
 
 impl Error {
     /// True for errors the user can fix by changing the input (exit code 2).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, Error::Input(_) | Error::ReadScenario { .. } | Error::OutputFolder { .. } | Error::Usage(_))
+        matches!(
+            self,
+            Error::Input(_)
+                | Error::ReadScenario { .. }
+                | Error::OutputFolder { .. }
+                | Error::Usage(_)
+                | Error::Results { .. }
+        )
     }
 }
 

@@ -3,7 +3,8 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
-use retrylab::commands::{self, RunOptions, TraceRequest};
+use retrylab::commands::{self, CompareOptions, RunOptions, TraceRequest};
+use retrylab::report::terminal::View;
 
 fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
     let mut stdout = std::io::stdout().lock();
@@ -16,17 +17,23 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             threads,
             set,
             quiet,
+            show,
             trace,
             trace_point,
             trace_replicate,
         } => {
             let trace = trace.map(|file| TraceRequest { file, point: trace_point, replicate: trace_replicate });
-            let options =
-                RunOptions { scenarios, out, seed, replicates, threads: threads.map(usize::from), set, quiet, trace };
+            let threads = threads.map(usize::from);
+            let options = RunOptions { scenarios, out, seed, replicates, threads, set, quiet, show, trace };
             commands::run(&options, &mut stdout)
         }
         cli::Command::Validate { scenarios } => commands::validate(&scenarios, &mut stdout),
         cli::Command::Strategies => commands::strategies(&mut stdout),
+        cli::Command::Show { dirs } => commands::show(&dirs, &View::for_stdout(), &mut stdout),
+        cli::Command::Plot { dirs } => commands::plot(&dirs, &mut stdout),
+        cli::Command::Compare { dirs, metric, out } => {
+            commands::compare(&CompareOptions { dirs, metric, out }, &mut stdout)
+        }
     }
 }
 

@@ -1,6 +1,5 @@
 //! Replicates folded into per-point estimates and mean timelines.
 
-use crate::engine::SimTime;
 use crate::metrics::LatencyHistogram;
 use crate::model::ModelKind;
 use crate::stats::Estimate;
@@ -16,10 +15,11 @@ pub struct Aggregate {
     pub events: u64,
     /// Runs that stopped at the event cap.
     pub truncated_runs: usize,
-    /// Per point, the latencies of every replicate together (models that measure latency).
-    pub latency: Vec<Option<LatencyHistogram>>,
-    /// Per point, the spans the model asks charts to shade (the same in every replicate).
-    pub highlights: Vec<Vec<(SimTime, SimTime)>>,
+    /// Per point, the distribution of time to success over every replicate together, as `(upper bucket edge in
+    /// ms, fraction of successes within it)` (models that measure latency; empty when nothing succeeded).
+    pub latency: Vec<Option<Vec<(f64, f64)>>>,
+    /// Per point, the spans in ms the model asks charts to shade (the same in every replicate).
+    pub highlights: Vec<Vec<(f64, f64)>>,
 }
 
 /// Folds `runs` (ordered by point, then replicate) into per-point results.
@@ -58,8 +58,13 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
         for histogram in point_runs.iter().filter_map(|run| run.output.latency.as_ref()) {
             merged.get_or_insert_with(LatencyHistogram::default).merge(histogram);
         }
-        latency.push(merged);
-        highlights.push(point_runs.first().map(|run| run.output.highlights.clone()).unwrap_or_default());
+        latency.push(
+            merged.map(|histogram| {
+                histogram.cdf().into_iter().map(|(nanos, fraction)| (nanos / 1e6, fraction)).collect()
+            }),
+        );
+        let spans = point_runs.first().map_or(&[][..], |run| &run.output.highlights[..]);
+        highlights.push(spans.iter().map(|(start, end)| (start.as_millis_f64(), end.as_millis_f64())).collect());
     }
     Aggregate {
         summary,

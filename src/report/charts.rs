@@ -244,7 +244,7 @@ fn series_points(scenario: &Scenario, aggregate: &Aggregate, point: usize, serie
 }
 
 fn highlights_ms(aggregate: &Aggregate, point: usize) -> Vec<(f64, f64)> {
-    aggregate.highlights[point].iter().map(|(start, end)| (start.as_millis_f64(), end.as_millis_f64())).collect()
+    aggregate.highlights[point].clone()
 }
 
 /// The swept axis on the x axis: the one `[charts] x` names, else the first numeric one.
@@ -403,8 +403,8 @@ fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) 
         .points
         .iter()
         .filter_map(|(point, label)| {
-            let histogram = aggregate.latency[*point].as_ref().filter(|h| h.count() > 0)?;
-            let points = histogram.cdf().into_iter().map(|(nanos, fraction)| (nanos / 1e6, fraction, 0.0)).collect();
+            let cdf = aggregate.latency[*point].as_ref().filter(|cdf| !cdf.is_empty())?;
+            let points = cdf.iter().map(|&(ms, fraction)| (ms, fraction, 0.0)).collect();
             Some(Line { label: label.clone(), points, theory: Vec::new() })
         })
         .collect();
@@ -423,6 +423,27 @@ fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) 
         },
         lines,
     })
+}
+
+/// One labelled line of a [`LinesChart`]: its label and its points `(x, mean, ci95)`.
+pub type LabelledLine = (String, Vec<(f64, f64, f64)>);
+
+/// A chart of lines against a numeric x axis built outside a results folder (`retrylab compare`): one line per
+/// label, points `(x, mean, ci95)` drawn with their 95% CI bands.
+pub struct LinesChart {
+    pub title: String,
+    pub subtitle: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub lines: Vec<LabelledLine>,
+}
+
+/// Draws `chart` as `stem.svg` and `stem.png`, each written atomically. Returns the files written.
+pub fn draw_lines_chart(chart: LinesChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
+    register_font();
+    let frame = Frame { title: chart.title, subtitle: chart.subtitle, x_label: chart.x_label, y_label: chart.y_label };
+    let lines = chart.lines.into_iter().map(|(label, points)| Line { label, points, theory: Vec::new() }).collect();
+    render(&Chart::Lines { frame, lines }, stem)
 }
 
 /// Writes `stem.svg` and `stem.png`.

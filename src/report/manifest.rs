@@ -1,13 +1,23 @@
-//! manifest.json: what produced a results folder, so it can be checked and reproduced.
+//! manifest.json: what produced a results folder, so it can be checked, reproduced and read back.
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::scenario::{PlannedPoint, Scenario};
 
+/// The layout of the results folders this build writes, recorded in the manifest as `results_format`.
+///
+/// Compatibility rule: the number changes whenever a file, column or manifest field that `show`, `plot` or
+/// `compare` reads changes meaning or goes away (adding files or columns that old readers can ignore does not
+/// change it). This build reads every format from 1 to `RESULTS_FORMAT` and refuses newer ones, naming both
+/// versions. Format 1 is the layout before the field existed (no `results_format`, no latency.csv, no scenario
+/// text or overrides in the manifest); format 2 adds them.
+pub const RESULTS_FORMAT: u32 = 2;
+
 #[derive(Serialize)]
 pub struct Manifest {
     pub retrylab_version: &'static str,
+    pub results_format: u32,
     pub scenario: ScenarioInfo,
     pub model: &'static str,
     pub master_seed: u64,
@@ -22,6 +32,14 @@ pub struct Manifest {
     pub truncated_runs: usize,
     pub elapsed_s: f64,
     pub command_line: Vec<String>,
+    /// Per point, the time spans in ms the over-time charts shade (fault and trigger windows); left out when no
+    /// point has any.
+    #[serde(skip_serializing_if = "no_spans")]
+    pub shaded_ms: Vec<Vec<(f64, f64)>>,
+}
+
+fn no_spans(spans: &[Vec<(f64, f64)>]) -> bool {
+    spans.iter().all(Vec::is_empty)
 }
 
 #[derive(Serialize)]
@@ -29,6 +47,10 @@ pub struct ScenarioInfo {
     pub name: String,
     pub path: String,
     pub sha256: String,
+    /// The `--set KEY=VALUE` overrides applied to the file, in order.
+    pub overrides: Vec<String>,
+    /// The scenario file's text, so `retrylab plot` can redraw the charts even after the file changes.
+    pub text: String,
 }
 
 /// Lowercase hex SHA-256 of `bytes`.
@@ -40,21 +62,23 @@ impl Manifest {
     pub fn new(
         scenario: &Scenario,
         points: &[PlannedPoint],
-        threads: usize,
+        info: &super::RunInfo,
         aggregate: &super::Aggregate,
-        elapsed_s: f64,
     ) -> Self {
         Manifest {
             retrylab_version: env!("CARGO_PKG_VERSION"),
+            results_format: RESULTS_FORMAT,
             scenario: ScenarioInfo {
                 name: scenario.name.clone(),
                 path: scenario.display_path(),
                 sha256: sha256_hex(scenario.source.as_bytes()),
+                overrides: info.overrides.clone(),
+                text: scenario.source.clone(),
             },
             model: scenario.model.name(),
             master_seed: scenario.seed,
             replicates: scenario.replicates,
-            threads,
+            threads: info.threads,
             points: points.len(),
             point_ids: points.iter().map(PlannedPoint::id).collect(),
             swept: scenario.sweep.iter().map(|axis| axis.spec.key).collect(),
@@ -62,8 +86,9 @@ impl Manifest {
             events: aggregate.events,
             max_events_per_run: scenario.max_events_per_run,
             truncated_runs: aggregate.truncated_runs,
-            elapsed_s,
+            elapsed_s: info.elapsed_s,
             command_line: std::env::args().collect(),
+            shaded_ms: aggregate.highlights.clone(),
         }
     }
 

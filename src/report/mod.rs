@@ -3,16 +3,19 @@
 mod aggregate;
 pub mod atomic;
 mod charts;
+pub mod compare;
 mod grouped_bars;
 mod heatmap;
 mod manifest;
+pub mod read;
 mod tables;
+pub mod terminal;
 pub mod trace;
 
 use std::path::{Path, PathBuf};
 
 pub use aggregate::{Aggregate, aggregate};
-pub use manifest::{Manifest, sha256_hex};
+pub use manifest::{Manifest, RESULTS_FORMAT, sha256_hex};
 pub use tables::format_number;
 
 use crate::Error;
@@ -23,10 +26,13 @@ use crate::sweep::Run;
 pub struct RunInfo {
     pub threads: usize,
     pub elapsed_s: f64,
+    /// The `--set KEY=VALUE` overrides applied to the scenario file.
+    pub overrides: Vec<String>,
 }
 
-/// Writes summary.csv, runs.csv, timeline.csv, manifest.json and the charts into `out` (which must exist).
-/// Returns the files written.
+/// Writes summary.csv, runs.csv, timeline.csv, latency.csv (models that measure latency), manifest.json and the
+/// charts into `out` (which must exist). Returns the files written. The charts are drawn from the tables as
+/// written (numbers rounded as in the CSV), so `retrylab plot` redraws them byte for byte.
 pub fn write_results(
     scenario: &Scenario,
     points: &[PlannedPoint],
@@ -42,11 +48,33 @@ pub fn write_results(
         written.push(path);
         Ok(())
     };
-    put("summary.csv", tables::summary_csv(scenario, points, aggregate))?;
+    let summary = tables::summary_csv(scenario, points, aggregate);
+    let timeline = tables::timeline_csv(scenario, points, aggregate);
+    let latency = tables::latency_csv(scenario, points, aggregate);
+    let manifest = Manifest::new(scenario, points, info, aggregate);
+    let drawn = read::tables_aggregate(
+        scenario.model,
+        scenario.sweep.len(),
+        &read::Table::parse(&out.join("summary.csv"), &summary)?,
+        &read::Table::parse(&out.join("timeline.csv"), &timeline)?,
+        latency.as_ref().map(|bytes| read::Table::parse(&out.join("latency.csv"), bytes)).transpose()?.as_ref(),
+        &manifest.shaded_ms,
+    )?;
+    put("summary.csv", summary)?;
     put("runs.csv", tables::runs_csv(scenario, points, runs))?;
-    put("timeline.csv", tables::timeline_csv(scenario, points, aggregate))?;
-    let manifest = Manifest::new(scenario, points, info.threads, aggregate, info.elapsed_s);
+    put("timeline.csv", timeline)?;
+    if let Some(latency) = latency {
+        put("latency.csv", latency)?;
+    }
     put("manifest.json", manifest.to_json())?;
-    written.extend(charts::draw_all(scenario, points, aggregate, out)?);
+    written.extend(charts::draw_all(scenario, points, &drawn, out)?);
     Ok(written)
+}
+
+/// Redraws the charts of a results folder from its tables, manifest and scenario (`retrylab plot`), writing the
+/// same files `run` wrote. Returns the files written.
+pub fn redraw_charts(folder: &read::ResultsFolder) -> Result<Vec<PathBuf>, Error> {
+    let (scenario, points) = folder.scenario()?;
+    let aggregate = folder.aggregate()?;
+    charts::draw_all(&scenario, &points, &aggregate, &folder.dir)
 }

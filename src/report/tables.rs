@@ -1,5 +1,6 @@
-//! The tidy CSV outputs: summary.csv (one row per point), runs.csv (one row per point × replicate) and
-//! timeline.csv (one row per point × bucket).
+//! The tidy CSV outputs: summary.csv (one row per point), runs.csv (one row per point × replicate),
+//! timeline.csv (one row per point × bucket) and, for models that measure latency, latency.csv (one row per point
+//! × latency histogram bucket).
 
 use super::aggregate::Aggregate;
 use crate::scenario::{PlannedPoint, Scenario};
@@ -90,6 +91,28 @@ pub fn timeline_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Ag
         }
     }
     finish(out)
+}
+
+/// latency.csv: per point, the cumulative distribution of time to success (`latency_ms`: upper edge of a
+/// histogram bucket; `fraction`: share of successful requests done within it). `None` for models that do not
+/// measure latency.
+pub fn latency_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Option<Vec<u8>> {
+    if aggregate.latency.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut out = writer();
+    let mut header = swept_header(scenario);
+    header.extend(["latency_ms".to_owned(), "fraction".to_owned()]);
+    let _ = out.write_record(&header);
+    for (point, cdf) in points.iter().zip(&aggregate.latency) {
+        let cells = swept_cells(point);
+        for &(ms, fraction) in cdf.iter().flatten() {
+            let mut row = cells.clone();
+            row.extend([format_number(ms), format_number(fraction)]);
+            let _ = out.write_record(&row);
+        }
+    }
+    Some(finish(out))
 }
 
 #[cfg(test)]

@@ -118,6 +118,12 @@ impl Scenario {
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, crate::Error> {
         let source = std::fs::read_to_string(path)
             .map_err(|source| crate::Error::ReadScenario { path: path.to_owned(), source })?;
+        Scenario::with_overrides(path, source, overrides)
+    }
+
+    /// Parses and validates scenario text, then applies `--set KEY=VALUE` overrides in order; `path` is used in
+    /// messages and for the default name.
+    pub fn with_overrides(path: &Path, source: String, overrides: &[String]) -> Result<Scenario, crate::Error> {
         let mut scenario = Scenario::from_source(path, source)?;
         for argument in overrides {
             overrides::apply(&mut scenario, argument)?;

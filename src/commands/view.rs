@@ -1,0 +1,85 @@
+//! The verbs that read results folders back: `show`, `plot` and `compare`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+use crate::report::compare::Comparison;
+use crate::report::read::ResultsFolder;
+use crate::report::terminal::{self, View};
+
+fn write_out(stdout: &mut dyn Write, text: &str) -> Result<(), Error> {
+    stdout.write_all(text.as_bytes()).map_err(|source| Error::Write { path: PathBuf::from("<stdout>"), source })
+}
+
+/// `retrylab show`: the timeline sparklines and the summary table of each folder, drawn for `view`.
+pub fn show(dirs: &[PathBuf], view: &View, stdout: &mut dyn Write) -> Result<(), Error> {
+    let folders = dirs.iter().map(|dir| ResultsFolder::open(dir)).collect::<Result<Vec<_>, _>>()?;
+    for (i, folder) in folders.iter().enumerate() {
+        if i > 0 {
+            write_out(stdout, "\n")?;
+        }
+        write_out(stdout, &terminal::render(folder, view))?;
+    }
+    Ok(())
+}
+
+/// `retrylab plot`: redraws the charts of each folder from its tables, manifest and scenario.
+pub fn plot(dirs: &[PathBuf], stdout: &mut dyn Write) -> Result<(), Error> {
+    let folders = dirs.iter().map(|dir| ResultsFolder::open(dir)).collect::<Result<Vec<_>, _>>()?;
+    // Every scenario is rebuilt before anything is drawn, so bad input writes nothing.
+    for folder in &folders {
+        folder.scenario()?;
+        folder.aggregate()?;
+    }
+    for folder in &folders {
+        let written = crate::report::redraw_charts(folder)?;
+        write_out(stdout, &format!("redrew {} chart files in {}\n", written.len(), folder.dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Options of `retrylab compare`.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    pub dirs: Vec<PathBuf>,
+    pub metric: Option<String>,
+    /// The chart's path: `.svg`, `.png` or no extension; both files are written [default: ./compare].
+    pub out: Option<PathBuf>,
+}
+
+/// The path without its `.svg` or `.png` extension; any other extension is bad input.
+fn chart_stem(out: &Path) -> Result<PathBuf, Error> {
+    match out.extension().and_then(|e| e.to_str()) {
+        None => Ok(out.to_owned()),
+        Some("svg" | "png") => Ok(out.with_extension("")),
+        Some(other) => Err(Error::Usage(format!(
+            "--out {}: charts are written as .svg and .png, not .{other}; give a path ending in .svg or .png, or \
+             no extension",
+            out.display()
+        ))),
+    }
+}
+
+/// `retrylab compare`: one metric of several folders on one chart, written as SVG and PNG.
+pub fn compare(options: &CompareOptions, stdout: &mut dyn Write) -> Result<(), Error> {
+    let stem = chart_stem(options.out.as_deref().unwrap_or(Path::new("compare")))?;
+    let folders = options.dirs.iter().map(|dir| ResultsFolder::open(dir)).collect::<Result<Vec<_>, _>>()?;
+    if folders.is_empty() {
+        return Err(Error::Usage("compare needs at least one results folder".into()));
+    }
+    if let Some(parent) = stem.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
+        return Err(Error::Usage(format!(
+            "--out {}: the folder {} does not exist; create it or choose another path",
+            stem.display(),
+            parent.display()
+        )));
+    }
+    let comparison = Comparison { folders: &folders, metric: options.metric.as_deref() };
+    let written = comparison.draw(&stem)?;
+    let names: Vec<String> = written.iter().map(|path| path.display().to_string()).collect();
+    write_out(
+        stdout,
+        &format!("compared {} of {} folders: wrote {}\n", comparison.metric(), folders.len(), names.join(" and ")),
+    )
+}

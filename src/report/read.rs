@@ -1,0 +1,386 @@
+//! Reading a results folder back: the manifest (checked to be a retrylab manifest in a results format this build
+//! reads), summary.csv, timeline.csv and latency.csv. `show`, `plot` and `compare` start here, and `run` draws
+//! its charts from the tables read back from the bytes it writes, so `plot` redraws them identically.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::aggregate::Aggregate;
+use super::manifest::{RESULTS_FORMAT, sha256_hex};
+use crate::Error;
+use crate::model::ModelKind;
+use crate::scenario::{PlannedPoint, Scenario, plan};
+use crate::stats::Estimate;
+
+/// The files every results folder has.
+pub const REQUIRED_FILES: [&str; 3] = ["manifest.json", "summary.csv", "timeline.csv"];
+
+/// The parts of manifest.json the readers use.
+#[derive(Debug, Deserialize)]
+pub struct ManifestRecord {
+    pub retrylab_version: String,
+    /// Absent in folders written before the field existed: format 1.
+    #[serde(default = "first_format")]
+    pub results_format: u32,
+    pub scenario: ScenarioRecord,
+    pub model: String,
+    pub master_seed: u64,
+    pub replicates: u32,
+    pub points: usize,
+    #[serde(default)]
+    pub point_ids: Vec<String>,
+    pub swept: Vec<String>,
+    pub timeline_bucket: String,
+    #[serde(default)]
+    pub command_line: Vec<String>,
+    #[serde(default)]
+    pub shaded_ms: Vec<Vec<(f64, f64)>>,
+}
+
+fn first_format() -> u32 {
+    1
+}
+
+/// The manifest's `scenario` object.
+#[derive(Debug, Deserialize)]
+pub struct ScenarioRecord {
+    pub name: String,
+    pub path: String,
+    pub sha256: String,
+    /// Format 2 on; format 1 folders keep them only in `command_line`.
+    pub overrides: Option<Vec<String>>,
+    /// Format 2 on.
+    pub text: Option<String>,
+}
+
+/// A CSV file read into text cells.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub path: PathBuf,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// Parses CSV `bytes` that came from `path` (used in messages).
+    pub fn parse(path: &Path, bytes: &[u8]) -> Result<Table, Error> {
+        let bad = |message: String| Error::Results { path: path.to_owned(), message };
+        let mut reader = csv::ReaderBuilder::new().from_reader(bytes);
+        let header = reader.headers().map_err(|e| bad(format!("not a CSV file: {e}")))?;
+        let header: Vec<String> = header.iter().map(str::to_owned).collect();
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record.map_err(|e| bad(format!("not a CSV file: {e}")))?;
+            rows.push(record.iter().map(str::to_owned).collect());
+        }
+        Ok(Table { path: path.to_owned(), header, rows })
+    }
+
+    fn read(path: &Path) -> Result<Table, Error> {
+        let bytes = std::fs::read(path).map_err(|e| Error::Results {
+            path: path.to_owned(),
+            message: format!("cannot read it ({e}); a results folder holds {}", REQUIRED_FILES.join(", ")),
+        })?;
+        Table::parse(path, &bytes)
+    }
+
+    /// The index of column `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.header.iter().position(|column| column == name)
+    }
+
+    /// The index of column `name`, or an error naming the columns there are.
+    pub fn require(&self, name: &str) -> Result<usize, Error> {
+        self.column(name).ok_or_else(|| Error::Results {
+            path: self.path.clone(),
+            message: format!("no column `{name}`; it has {}", self.header.join(", ")),
+        })
+    }
+
+    /// The number in `row`'s cell `column`: an empty cell is NaN (how the writers store an undefined value).
+    pub fn number(&self, row: usize, column: usize) -> Result<f64, Error> {
+        let cell = self.rows[row].get(column).map_or("", String::as_str);
+        if cell.is_empty() {
+            return Ok(f64::NAN);
+        }
+        cell.parse().map_err(|_| Error::Results {
+            path: self.path.clone(),
+            message: format!("row {}: `{cell}` in column `{}` is not a number", row + 2, self.header[column]),
+        })
+    }
+
+    /// The first `n` cells of `row` joined: a point's key when `n` is the number of swept parameters.
+    fn key(&self, row: usize, n: usize) -> String {
+        self.rows[row].iter().take(n).cloned().collect::<Vec<_>>().join("\u{1f}")
+    }
+
+    /// Checks that the table starts with the swept parameters' columns, in order.
+    fn check_swept(&self, swept: &[String]) -> Result<(), Error> {
+        if self.header.len() >= swept.len() && self.header[..swept.len()] == *swept {
+            return Ok(());
+        }
+        Err(Error::Results {
+            path: self.path.clone(),
+            message: format!(
+                "its columns ({}) do not start with the swept parameters the manifest names ({})",
+                self.header.join(", "),
+                swept.join(", ")
+            ),
+        })
+    }
+}
+
+/// A results folder, read and checked.
+#[derive(Debug)]
+pub struct ResultsFolder {
+    pub dir: PathBuf,
+    pub manifest: ManifestRecord,
+    pub model: ModelKind,
+    pub summary: Table,
+    pub timeline: Table,
+    /// latency.csv, for models that measure latency (format 2 on).
+    pub latency: Option<Table>,
+}
+
+impl ResultsFolder {
+    /// Reads `dir`, checking that it is a retrylab results folder this build can read.
+    pub fn open(dir: &Path) -> Result<ResultsFolder, Error> {
+        let bad = |path: &Path, message: String| Error::Results { path: path.to_owned(), message };
+        let expected = format!(
+            "a results folder, as `retrylab run` writes it, holds {} and the charts",
+            REQUIRED_FILES.join(", ")
+        );
+        if !dir.is_dir() {
+            return Err(bad(dir, format!("not a folder; {expected}")));
+        }
+        let manifest_path = dir.join("manifest.json");
+        if !manifest_path.is_file() {
+            return Err(bad(dir, format!("not a retrylab results folder: it has no manifest.json; {expected}")));
+        }
+        let text = std::fs::read(&manifest_path).map_err(|e| bad(&manifest_path, format!("cannot read it: {e}")))?;
+        let json: serde_json::Value = serde_json::from_slice(&text)
+            .map_err(|e| bad(&manifest_path, format!("not valid JSON ({e}); {expected}")))?;
+        let Some(version) = json.get("retrylab_version").and_then(serde_json::Value::as_str).map(str::to_owned) else {
+            return Err(bad(&manifest_path, "not a retrylab manifest: it has no `retrylab_version`".into()));
+        };
+        let format = json.get("results_format").map_or(Some(1), serde_json::Value::as_u64);
+        if format.is_none_or(|format| format == 0 || format > u64::from(RESULTS_FORMAT)) {
+            let shown = json.get("results_format").map_or_else(String::new, ToString::to_string);
+            return Err(bad(
+                &manifest_path,
+                format!(
+                    "written by retrylab {version} in results format {shown}, which this retrylab {} cannot read \
+                     (it reads results formats 1 to {RESULTS_FORMAT}); rerun the scenario with this build, or \
+                     use retrylab {version} or newer",
+                    env!("CARGO_PKG_VERSION")
+                ),
+            ));
+        }
+        let manifest: ManifestRecord = serde_json::from_value(json).map_err(|e| {
+            bad(&manifest_path, format!("written by retrylab {version}, but not as this build expects it: {e}"))
+        })?;
+        let model = ModelKind::from_name(&manifest.model).ok_or_else(|| {
+            bad(
+                &manifest_path,
+                format!(
+                    "unknown model \"{}\" (written by retrylab {version}); this build knows {}",
+                    manifest.model,
+                    ModelKind::NAMES.join(", ")
+                ),
+            )
+        })?;
+        for name in REQUIRED_FILES {
+            if !dir.join(name).is_file() {
+                return Err(bad(dir, format!("{name} is missing; {expected}")));
+            }
+        }
+        let summary = Table::read(&dir.join("summary.csv"))?;
+        let timeline = Table::read(&dir.join("timeline.csv"))?;
+        let latency_path = dir.join("latency.csv");
+        let latency = if latency_path.is_file() { Some(Table::read(&latency_path)?) } else { None };
+        summary.check_swept(&manifest.swept)?;
+        timeline.check_swept(&manifest.swept)?;
+        if let Some(latency) = &latency {
+            latency.check_swept(&manifest.swept)?;
+        }
+        if summary.rows.len() != manifest.points {
+            return Err(bad(
+                &summary.path,
+                format!("{} rows, but the manifest counts {} points", summary.rows.len(), manifest.points),
+            ));
+        }
+        Ok(ResultsFolder { dir: dir.to_owned(), manifest, model, summary, timeline, latency })
+    }
+
+    /// The timeline series, in the order of timeline.csv's columns.
+    pub fn timeline_series(&self) -> &[String] {
+        let start = self.manifest.swept.len() + 1;
+        self.timeline.header.get(start..).unwrap_or_default()
+    }
+
+    /// The scenario that produced the folder, with its overrides, seed and replicates, and its sweep points:
+    /// from the text stored in the manifest (format 2), else from the scenario file if it is unchanged (its
+    /// sha256 matches the manifest's).
+    pub fn scenario(&self) -> Result<(Scenario, Vec<PlannedPoint>), Error> {
+        let record = &self.manifest.scenario;
+        let manifest_path = self.dir.join("manifest.json");
+        let bad = |message: String| Error::Results { path: manifest_path.clone(), message };
+        let path = PathBuf::from(&record.path);
+        let text = match &record.text {
+            Some(text) => text.clone(),
+            None => self.scenario_file_text(&path)?,
+        };
+        let overrides = record.overrides.clone().unwrap_or_else(|| overrides_in(&self.manifest.command_line));
+        let mut scenario = Scenario::with_overrides(&path, text, &overrides)?;
+        scenario.seed = self.manifest.master_seed;
+        scenario.replicates = self.manifest.replicates;
+        let points = plan(&scenario)?;
+        let ids: Vec<String> = points.iter().map(PlannedPoint::id).collect();
+        if !self.manifest.point_ids.is_empty() && ids != self.manifest.point_ids {
+            return Err(bad(format!(
+                "the scenario {} (with overrides [{}]) no longer gives the sweep points these results were run with",
+                record.path,
+                overrides.join(", ")
+            )));
+        }
+        Ok((scenario, points))
+    }
+
+    /// The text of a format 1 folder's scenario file, looked for where the manifest says (relative to the current
+    /// folder, then to the folder two levels above the results, where `results/<name>/` puts it), and only if its
+    /// sha256 is the manifest's.
+    fn scenario_file_text(&self, path: &Path) -> Result<String, Error> {
+        let record = &self.manifest.scenario;
+        let mut candidates = vec![path.to_owned()];
+        if path.is_relative()
+            && let Some(root) = self.dir.parent().and_then(Path::parent)
+        {
+            candidates.push(root.join(path));
+        }
+        let found = candidates.iter().find_map(|candidate| std::fs::read_to_string(candidate).ok());
+        let message = match found {
+            Some(text) if sha256_hex(text.as_bytes()) == record.sha256 => return Ok(text),
+            Some(_) => format!("has changed since these results were written (sha256 {})", record.sha256),
+            None => "cannot be found".to_owned(),
+        };
+        Err(Error::Results {
+            path: self.dir.join("manifest.json"),
+            message: format!(
+                "these results (format 1, written by retrylab {}) do not store their scenario's text, and the \
+                 scenario file {} {message}; rerun the scenario with this build to make a folder `plot` can redraw",
+                self.manifest.retrylab_version, record.path
+            ),
+        })
+    }
+
+    /// The results as charts draw them: estimates from summary.csv, timelines from timeline.csv, latency from
+    /// latency.csv, shaded spans from the manifest.
+    pub fn aggregate(&self) -> Result<Aggregate, Error> {
+        let shaded = &self.manifest.shaded_ms;
+        let swept = self.manifest.swept.len();
+        tables_aggregate(self.model, swept, &self.summary, &self.timeline, self.latency.as_ref(), shaded)
+    }
+}
+
+/// The `--set` values of a command line (`--set X` or `--set=X`).
+fn overrides_in(command_line: &[String]) -> Vec<String> {
+    let mut overrides = Vec::new();
+    let mut arguments = command_line.iter();
+    while let Some(argument) = arguments.next() {
+        if argument == "--set" {
+            overrides.extend(arguments.next().cloned());
+        } else if let Some(value) = argument.strip_prefix("--set=") {
+            overrides.push(value.to_owned());
+        }
+    }
+    overrides
+}
+
+/// Builds the per-point results charts draw from the tables of a results folder, whose first `swept` columns
+/// are the swept parameters. Points are in summary.csv's row order.
+pub fn tables_aggregate(
+    model: ModelKind,
+    swept: usize,
+    summary: &Table,
+    timeline: &Table,
+    latency: Option<&Table>,
+    shaded_ms: &[Vec<(f64, f64)>],
+) -> Result<Aggregate, Error> {
+    let point_count = summary.rows.len();
+    let index: HashMap<String, usize> = (0..point_count).map(|row| (summary.key(row, swept), row)).collect();
+    let point_of = |table: &Table, row: usize| {
+        index.get(&table.key(row, swept)).copied().ok_or_else(|| Error::Results {
+            path: table.path.clone(),
+            message: format!("row {} has swept values that summary.csv does not list", row + 2),
+        })
+    };
+
+    let mut columns = Vec::new();
+    for metric in model.metrics() {
+        let [mean, sd, ci95] =
+            ["mean", "sd", "ci95"].map(|suffix| summary.require(&format!("{}_{suffix}", metric.name)));
+        columns.push((mean?, sd?, ci95?));
+    }
+    let mut estimates = Vec::with_capacity(point_count);
+    for row in 0..point_count {
+        let point = columns
+            .iter()
+            .map(|&(mean, sd, ci95)| {
+                Ok(Estimate {
+                    mean: summary.number(row, mean)?,
+                    sd: summary.number(row, sd)?,
+                    ci95: summary.number(row, ci95)?,
+                })
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        estimates.push(point);
+    }
+
+    let series: Vec<usize> =
+        model.timeline_series().iter().map(|name| timeline.require(name)).collect::<Result<_, _>>()?;
+    let mut timelines = vec![Vec::new(); point_count];
+    for row in 0..timeline.rows.len() {
+        let point = point_of(timeline, row)?;
+        for &column in &series {
+            timelines[point].push(timeline.number(row, column)?);
+        }
+    }
+
+    let mut cdfs: Vec<Option<Vec<(f64, f64)>>> = vec![None; point_count];
+    if let Some(table) = latency {
+        let (ms, fraction) = (table.require("latency_ms")?, table.require("fraction")?);
+        cdfs.iter_mut().for_each(|cdf| *cdf = Some(Vec::new()));
+        for row in 0..table.rows.len() {
+            let point = point_of(table, row)?;
+            let entry = (table.number(row, ms)?, table.number(row, fraction)?);
+            cdfs[point].get_or_insert_with(Vec::new).push(entry);
+        }
+    }
+
+    let mut highlights = shaded_ms.to_vec();
+    highlights.resize(point_count, Vec::new());
+    Ok(Aggregate { summary: estimates, timelines, events: 0, truncated_runs: 0, latency: cdfs, highlights })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overrides_come_from_both_spellings_of_set() {
+        let line: Vec<String> =
+            ["retrylab", "run", "a.toml", "--set", "clients=5", "--quiet", "--set=seed=3"].map(String::from).into();
+        assert_eq!(overrides_in(&line), ["clients=5", "seed=3"]);
+    }
+
+    #[test]
+    fn empty_cells_are_nan_and_text_is_an_error() {
+        let table = Table::parse(Path::new("t.csv"), b"a,b\n1.5,\nx,2\n").unwrap();
+        assert_eq!(table.number(0, 0).unwrap(), 1.5);
+        assert!(table.number(0, 1).unwrap().is_nan());
+        let error = table.number(1, 0).unwrap_err().to_string();
+        assert!(error.contains("t.csv: row 3: `x` in column `a` is not a number"), "{error}");
+    }
+}
