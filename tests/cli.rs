@@ -12,6 +12,7 @@ const EXPECTED_FILES: &[&str] = &[
     "completion_ms.png",
     "completion_ms.svg",
     "manifest.json",
+    "report.html",
     "runs.csv",
     "summary.csv",
     "timeline.csv",

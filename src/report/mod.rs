@@ -1,4 +1,4 @@
-//! Writing a results folder: CSV tables, manifest and charts, each file written atomically.
+//! Writing a results folder: CSV tables, manifest, charts and the HTML report, each file written atomically.
 
 mod aggregate;
 pub mod atomic;
@@ -6,6 +6,7 @@ mod charts;
 pub mod compare;
 mod grouped_bars;
 mod heatmap;
+mod html;
 mod manifest;
 pub mod read;
 mod tables;
@@ -30,9 +31,10 @@ pub struct RunInfo {
     pub overrides: Vec<String>,
 }
 
-/// Writes summary.csv, runs.csv, timeline.csv, latency.csv (models that measure latency), manifest.json and the
-/// charts into `out` (which must exist). Returns the files written. The charts are drawn from the tables as
-/// written (numbers rounded as in the CSV), so `retrylab plot` redraws them byte for byte.
+/// Writes summary.csv, runs.csv, timeline.csv, latency.csv (models that measure latency), manifest.json, the
+/// charts and, last, report.html (which embeds the charts) into `out` (which must exist). Returns the files
+/// written. The charts are drawn from the tables as written (numbers rounded as in the CSV), so `retrylab plot`
+/// redraws them byte for byte.
 pub fn write_results(
     scenario: &Scenario,
     points: &[PlannedPoint],
@@ -42,7 +44,7 @@ pub fn write_results(
     out: &Path,
 ) -> Result<Vec<PathBuf>, Error> {
     let mut written = Vec::new();
-    let mut put = |name: &str, bytes: Vec<u8>| -> Result<(), Error> {
+    let put = |written: &mut Vec<PathBuf>, name: &str, bytes: Vec<u8>| -> Result<(), Error> {
         let path = out.join(name);
         atomic::write_atomic(&path, &bytes)?;
         written.push(path);
@@ -60,14 +62,17 @@ pub fn write_results(
         latency.as_ref().map(|bytes| read::Table::parse(&out.join("latency.csv"), bytes)).transpose()?.as_ref(),
         &manifest.shaded_ms,
     )?;
-    put("summary.csv", summary)?;
-    put("runs.csv", tables::runs_csv(scenario, points, runs))?;
-    put("timeline.csv", timeline)?;
+    put(&mut written, "summary.csv", summary)?;
+    put(&mut written, "runs.csv", tables::runs_csv(scenario, points, runs))?;
+    put(&mut written, "timeline.csv", timeline)?;
     if let Some(latency) = latency {
-        put("latency.csv", latency)?;
+        put(&mut written, "latency.csv", latency)?;
     }
-    put("manifest.json", manifest.to_json())?;
-    written.extend(charts::draw_all(scenario, points, &drawn, out)?);
+    put(&mut written, "manifest.json", manifest.to_json())?;
+    let charts = charts::draw_all(scenario, points, &drawn, out)?;
+    written.extend(charts.iter().cloned());
+    let report = html::report(scenario, points, aggregate, &manifest, &charts, &out.join("report.html"))?;
+    put(&mut written, "report.html", report)?;
     Ok(written)
 }
 
