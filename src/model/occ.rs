@@ -102,9 +102,15 @@ impl SimModel for Occ {
     }
 
     fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {
-        let mut scheduler = Scheduler::with_capacity(config.clients as usize);
-        let mut model = OccRun::new(config, sim_rng(run_settings.seed), run_settings.bucket);
-        if run_settings.trace {
+        if run_settings.trace { simulate_with::<true>(config, run_settings) } else { simulate_with::<false>(config, run_settings) }
+    }
+}
+
+/// One replicate; `TRACE` is a compile-time switch so that untraced runs carry no tracing code at all.
+fn simulate_with<const TRACE: bool>(config: &OccConfig, run_settings: RunSettings) -> RunOutput {
+    let mut scheduler = Scheduler::with_capacity(config.clients as usize);
+        let mut model = OccRun::<TRACE>::new(config, sim_rng(run_settings.seed), run_settings.bucket);
+        if TRACE {
             let mut tracer = Tracer::default();
             (0..config.clients).for_each(|client| tracer.begin(client, SimTime::ZERO, SimDuration::ZERO));
             model.tracer = Some(tracer);
@@ -117,7 +123,6 @@ impl SimModel for Occ {
         let mut output = model.finish(stats.events, stats.end_time.as_millis_f64());
         output.truncated = stats.truncated;
         output
-    }
 }
 
 /// A message in flight; the payload is the client's index.
@@ -141,7 +146,7 @@ struct ClientState {
 }
 
 /// The state of one replicate.
-struct OccRun<'a> {
+struct OccRun<'a, const TRACE: bool> {
     config: &'a OccConfig,
     rng: SimRng,
     version: u64,
@@ -155,7 +160,7 @@ struct OccRun<'a> {
     tracer: Option<Tracer>,
 }
 
-impl<'a> OccRun<'a> {
+impl<'a, const TRACE: bool> OccRun<'a, TRACE> {
     fn new(config: &'a OccConfig, rng: SimRng, bucket: SimDuration) -> Self {
         OccRun {
             config,
@@ -196,7 +201,7 @@ impl<'a> OccRun<'a> {
     }
 }
 
-impl Model for OccRun<'_> {
+impl<const TRACE: bool> Model for OccRun<'_, TRACE> {
     type Event = OccEvent;
 
     #[inline]
@@ -222,7 +227,7 @@ impl Model for OccRun<'_> {
                 let hop = self.hop();
                 scheduler.schedule_in(hop, OccEvent::WriteReply { client, succeeded });
             }
-            OccEvent::WriteReply { client, succeeded } if self.tracer.is_some() => {
+            OccEvent::WriteReply { client, succeeded } if TRACE => {
                 let attempt = self.clients[client as usize].failed_attempts + 1;
                 let (outcome, status) = if succeeded { ("success", 200) } else { ("conflict", 409) };
                 if let Some(tracer) = &mut self.tracer {
@@ -235,7 +240,7 @@ impl Model for OccRun<'_> {
     }
 }
 
-impl OccRun<'_> {
+impl<const TRACE: bool> OccRun<'_, TRACE> {
     /// A WRITE's reply: done, or sleep and re-read.
     #[inline]
     fn write_reply(&mut self, client: u32, succeeded: bool, scheduler: &mut Scheduler<OccEvent>) {
@@ -254,7 +259,7 @@ impl OccRun<'_> {
                 );
                 match decision {
                     RetryDecision::RetryAfter(sleep) => {
-                        if let Some(tracer) = &mut self.tracer {
+                        if TRACE && let Some(tracer) = &mut self.tracer {
                             tracer.begin(client, scheduler.now() + sleep, sleep);
                         }
                         let hop = self.hop();
