@@ -272,19 +272,7 @@ impl SimModel for Channel {
     }
 
     fn simulate(config: &ChannelConfig, run: RunSettings) -> RunOutput {
-        let mut sim = ChannelRun::new(config, sim_rng(run.seed), run.bucket, run.max_events);
-        if run.trace {
-            sim.spans = Some(Vec::new());
-        }
-        match (config.protocol, config.population) {
-            (Protocol::PureAloha, _) => sim.pure_aloha(),
-            (Protocol::SlottedAloha, Population::Infinite) => sim.slotted_infinite(),
-            (Protocol::SlottedAloha, Population::Saturated) => sim.slotted_saturated(),
-            (Protocol::SlottedAloha, Population::Poisson) => sim.slotted_stations(),
-            (Protocol::Ethernet, _) => sim.ethernet(),
-            (Protocol::Ideal, _) => sim.ideal(),
-        }
-        sim.finish()
+        if run.trace { simulate_with::<true>(config, run) } else { simulate_with::<false>(config, run) }
     }
 
     fn theory(config: &ChannelConfig, metric: &str, x_key: &str, x: f64) -> Option<f64> {
@@ -313,8 +301,25 @@ pub fn metcalfe_boggs_efficiency(q: f64, frame: SimDuration, slot: SimDuration) 
     packet / (packet + wait_slots * slot.as_nanos_f64())
 }
 
+/// One replicate; `TRACE` is a compile-time switch so that untraced runs carry no tracing code at all.
+fn simulate_with<const TRACE: bool>(config: &ChannelConfig, run: RunSettings) -> RunOutput {
+    let mut sim = ChannelRun::<TRACE>::new(config, sim_rng(run.seed), run.bucket, run.max_events);
+    if TRACE {
+        sim.spans = Some(Vec::new());
+    }
+    match (config.protocol, config.population) {
+        (Protocol::PureAloha, _) => sim.pure_aloha(),
+        (Protocol::SlottedAloha, Population::Infinite) => sim.slotted_infinite(),
+        (Protocol::SlottedAloha, Population::Saturated) => sim.slotted_saturated(),
+        (Protocol::SlottedAloha, Population::Poisson) => sim.slotted_stations(),
+        (Protocol::Ethernet, _) => sim.ethernet(),
+        (Protocol::Ideal, _) => sim.ideal(),
+    }
+    sim.finish()
+}
+
 /// The state of one replicate.
-struct ChannelRun<'a> {
+struct ChannelRun<'a, const TRACE: bool> {
     config: &'a ChannelConfig,
     rng: SimRng,
     busy_nanos: f64,
@@ -340,7 +345,7 @@ struct ChannelRun<'a> {
     spans: Option<Vec<Span>>,
 }
 
-impl<'a> ChannelRun<'a> {
+impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
     fn new(config: &'a ChannelConfig, rng: SimRng, bucket: SimDuration, max_events: u64) -> Self {
         ChannelRun {
             config,
@@ -369,7 +374,8 @@ impl<'a> ChannelRun<'a> {
 
     /// Marks the last `sent` traced transmissions as a collision when more than one went out in a slot.
     fn mark_collisions(&mut self, sent: u32) {
-        if let Some(spans) = &mut self.spans
+        if TRACE
+            && let Some(spans) = &mut self.spans
             && sent > 1
         {
             for span in spans.iter_mut().rev().take(sent as usize) {
@@ -382,7 +388,7 @@ impl<'a> ChannelRun<'a> {
     /// when tracing.
     #[inline]
     fn trace(&mut self, owner: u64, start: SimTime, length: SimDuration, attempt: u32, sent_alone: bool, slept: SimDuration) {
-        if let Some(spans) = self.spans.as_mut().filter(|spans| spans.len() < MAX_TRACE_SPANS) {
+        if TRACE && let Some(spans) = self.spans.as_mut().filter(|spans| spans.len() < MAX_TRACE_SPANS) {
             let (outcome, status) = if sent_alone { ("success", 200) } else { ("collision", 0) };
             let owner = owner.min(u64::from(u32::MAX)) as u32;
             spans.push(Span { owner, layer: 0, start, end: start + length, attempt, outcome, status, slept, hedge: false });
@@ -475,7 +481,7 @@ impl<'a> ChannelRun<'a> {
             }
             let at = self.slot_start(slot);
             let sent = arrivals.sample(&mut self.rng) as u64;
-            if self.spans.is_some() {
+            if TRACE {
                 for k in 0..sent {
                     self.trace(self.attempts + k, at, self.config.slot, 1, sent == 1, SimDuration::ZERO);
                 }
@@ -552,7 +558,7 @@ impl<'a> ChannelRun<'a> {
             }
             senders.clear();
             senders.extend((0..n).filter(|&s| !queues[s].is_empty() && ready_slot[s] <= slot));
-            if self.spans.is_some() {
+            if TRACE {
                 for &station in &senders {
                     let attempt = failed[station] + 1;
                     self.trace(station as u64, at, self.config.slot, attempt, senders.len() == 1, SimDuration::ZERO);
@@ -619,7 +625,7 @@ impl<'a> ChannelRun<'a> {
                 now = ready.iter().copied().min().unwrap_or(horizon);
                 continue;
             }
-            if self.spans.is_some() {
+            if TRACE {
                 let alone = senders.len() == 1;
                 let length = if alone { self.config.frame } else { self.config.slot };
                 for &station in &senders {
@@ -685,6 +691,7 @@ impl<'a> ChannelRun<'a> {
             }
             self.mark_collisions(sent);
             if sent > 1
+                && TRACE
                 && let Some(spans) = &mut self.spans
             {
                 // A collision holds the channel for one contention slot, not a frame.
