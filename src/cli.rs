@@ -63,6 +63,9 @@ pub enum Command {
         /// After writing the results, draw them in the terminal (as `retrylab show` does).
         #[arg(long)]
         show: bool,
+        /// Print the sweep's points in canonical order with their stable ids (tab-separated), and run nothing.
+        #[arg(long, conflicts_with_all = ["trace", "show", "out"])]
+        list_points: bool,
     },
     /// Check scenario files (every sweep point) without running them.
     Validate {

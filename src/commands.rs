@@ -278,6 +278,28 @@ pub fn validate(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<(), Error> 
     Ok(())
 }
 
+/// `retrylab run --list-points`: every sweep point of each scenario (after `--set` overrides) in canonical order,
+/// one tab-separated line each: the scenario's name, the point's position (the row of summary.csv), its stable
+/// id (a hash of every parameter, the same on every machine) and the swept values. Runs nothing.
+pub fn list_points(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) -> Result<(), Error> {
+    let options = RunOptions { set: set.to_vec(), ..RunOptions::default() };
+    let mut prepared = Vec::new();
+    for path in paths {
+        prepared.push(prepare(path, &options)?);
+    }
+    for (scenario, points) in &prepared {
+        let mut header = vec!["scenario".to_owned(), "index".to_owned(), "id".to_owned()];
+        header.extend(scenario.sweep.iter().map(|axis| axis.spec.key.to_owned()));
+        let _ = writeln!(stdout, "{}", header.join("\t"));
+        for point in points {
+            let mut line = vec![scenario.name.clone(), point.index.to_string(), point.id()];
+            line.extend(point.swept.iter().map(|value| value.to_string()));
+            let _ = writeln!(stdout, "{}", line.join("\t"));
+        }
+    }
+    Ok(())
+}
+
 /// `retrylab strategies`: every strategy with its formula, every preset with its parameters and source, and the
 /// conventions the formulas share.
 pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {

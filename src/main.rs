@@ -18,11 +18,15 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             set,
             quiet,
             show,
+            list_points,
             trace,
             trace_point,
             trace_replicate,
         } => {
             let trace = trace.map(|file| TraceRequest { file, point: trace_point, replicate: trace_replicate });
+            if list_points {
+                return commands::list_points(&scenarios, &set, &mut stdout);
+            }
             let threads = threads.map(usize::from);
             let options = RunOptions { scenarios, out, seed, replicates, threads, set, quiet, show, trace };
             commands::run(&options, &mut stdout)

@@ -788,3 +788,31 @@ fn graph_token_ratio_must_be_positive() {
         &["graph.toml:19:15", "layer.api.token_ratio", "out of range"],
     );
 }
+
+#[test]
+fn list_points_prints_the_canonical_points_with_stable_ids_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "small.toml", SMALL);
+    let list = |extra: &[&str]| -> Vec<Vec<String>> {
+        let assert = retrylab()
+            .current_dir(dir.path())
+            .args(["run", scenario.to_str().unwrap(), "--list-points"])
+            .args(extra)
+            .assert()
+            .success();
+        let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+        stdout.lines().map(|line| line.split('\t').map(str::to_owned).collect()).collect()
+    };
+    let lines = list(&[]);
+    assert_eq!(lines[0][..3], ["scenario", "index", "id"]);
+    assert_eq!(lines.len(), 1 + 6, "a header and the 6 points of SMALL: {lines:?}");
+    for (row, line) in lines[1..].iter().enumerate() {
+        assert_eq!(line[1], row.to_string());
+        assert!(line[2].len() == 12 && line[2].chars().all(|c| c.is_ascii_hexdigit()), "{line:?}");
+    }
+    assert_eq!(list(&[]), lines, "the same ids every time");
+    // A point keeps its id when the sweep around it changes (the id hashes every parameter of the point).
+    let narrowed = list(&["--set", "sweep.clients=[5]"]);
+    assert!(narrowed[1..].iter().all(|line| lines[1..].iter().any(|l| l[2] == line[2] && l[3..] == line[3..])));
+    assert!(!dir.path().join("results").exists(), "nothing is run or written");
+}
