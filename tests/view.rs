@@ -118,7 +118,7 @@ fn show_labels_points_with_their_swept_values_and_shares_one_scale() {
         assert!(line.contains("peak "), "{line}");
     }
     assert!(text.contains("calls per 10ms bucket"), "{text}");
-    assert!(text.contains("calls_mean") || text.contains("calls"), "{text}");
+    assert!(text.contains("summary: mean ± 95% CI"), "{text}");
     assert!(text.contains(" ± "), "{text}");
     // The busiest point reaches the top of the shared scale.
     assert!(text.contains('█'), "{text}");

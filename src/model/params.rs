@@ -137,8 +137,6 @@ pub struct PartTable {
     /// Model-wide parameters the tables replace (a scenario with tables may not set them).
     pub replaces: &'static [&'static str],
     pub max_parts: usize,
-    /// One line for error messages and `--help`: what a part is and how the links must look.
-    pub help: &'static str,
 }
 
 /// One named part of a model (a service in a call graph), as a scenario declared it.

@@ -61,15 +61,8 @@ pub const PER_LAYER_KEYS: &[&str] = &[
     "hedge_max_extra",
 ];
 
-const PER_LAYER_AND_TUNING_KEYS: [&str; PER_LAYER_KEYS.len() + LIMITER_TUNING_KEYS.len()] = {
-    let mut keys = [""; PER_LAYER_KEYS.len() + LIMITER_TUNING_KEYS.len()];
-    let mut i = 0;
-    while i < keys.len() {
-        keys[i] = if i < PER_LAYER_KEYS.len() { PER_LAYER_KEYS[i] } else { LIMITER_TUNING_KEYS[i - PER_LAYER_KEYS.len()] };
-        i += 1;
-    }
-    keys
-};
+const PER_LAYER_AND_TUNING_KEYS: [&str; PER_LAYER_KEYS.len() + LIMITER_TUNING_KEYS.len()] =
+    presets::concat(PER_LAYER_KEYS, LIMITER_TUNING_KEYS);
 
 const GRAPH: PartTable = PartTable {
     table: "layer",
@@ -77,8 +70,6 @@ const GRAPH: PartTable = PartTable {
     overridable: &PER_LAYER_AND_TUNING_KEYS,
     replaces: &["layers"],
     max_parts: MAX_LAYERS,
-    help: "one table per service; `calls` names the services it calls; user requests enter at the one \
-           service nobody calls",
 };
 
 const fn param(section: Section, key: &'static str, kind: ParamKind, default: Value, help: &'static str) -> ParamSpec {

@@ -62,7 +62,8 @@ const fn preset_names<const N: usize>(presets: &[Preset]) -> [&'static str; N] {
     names
 }
 
-const fn concat<const N: usize>(first: &[&'static str], second: &[&'static str]) -> [&'static str; N] {
+/// `first` followed by `second`, at compile time (for name lists built from two registries).
+pub(crate) const fn concat<const N: usize>(first: &[&'static str], second: &[&'static str]) -> [&'static str; N] {
     assert!(first.len() + second.len() == N);
     let mut names = [""; N];
     let mut i = 0;
