@@ -155,6 +155,12 @@ fn a_shard_manifest_names_its_study_and_points() {
     assert_eq!(manifest["point_ids"], serde_json::json!([ids[1], ids[4]]));
     assert_eq!(manifest["runs"], 10);
     assert_eq!(listing(&folder.join("points")).len(), 2);
+    // Run again without --resume: it says it starts afresh, and does.
+    command(&["run", path(&study.scenario), "--shard", "1/3", "--shard-by", "points", "--out", path(&shards)])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("held 2 finished points of an earlier run; starting afresh"))
+        .stdout(predicate::str::contains("(10 run now"));
 }
 
 #[test]
@@ -210,6 +216,21 @@ fn merge_refuses_shards_of_another_seed_repeated_or_unfinished() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("shard-1-of-2 is incomplete").and(predicate::str::contains("--resume")));
+    assert!(!out.exists(), "a refused merge writes nothing");
+
+    // Shards of another build are refused even when they agree with each other.
+    study.shard("1/2", &shards, &[]).success();
+    for shard in ["shard-0-of-2", "shard-1-of-2"] {
+        let file = shards.join(shard).join("shard.json");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let version = format!("\"retrylab_version\": \"{}\"", env!("CARGO_PKG_VERSION"));
+        assert!(text.contains(&version), "{text}");
+        std::fs::write(&file, text.replace(&version, "\"retrylab_version\": \"0.0.1\"")).unwrap();
+    }
+    command(&["merge", path(&shards), "--out", path(&out)])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("run by retrylab 0.0.1"));
     assert!(!out.exists(), "a refused merge writes nothing");
 
     command(&["merge", path(&study.root.join("unsharded")), "--out", path(&out)])

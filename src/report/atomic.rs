@@ -19,12 +19,22 @@ pub fn commit(temporary: &Path, target: &Path) -> Result<(), Error> {
     fs::rename(temporary, target).map_err(|source| Error::Write { path: target.to_owned(), source })
 }
 
-/// Writes `bytes` to `target` atomically.
+/// Writes `bytes` to `target` atomically, flushed to disk before the rename.
 pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_renamed(target, bytes, true)
+}
+
+/// Writes `bytes` to `target` atomically but without waiting for the disk: for files whose readers detect
+/// damage (checksummed checkpoints), where a power cut may cost the file but never passes a corrupt one on.
+pub fn write_atomic_unsynced(target: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_renamed(target, bytes, false)
+}
+
+fn write_renamed(target: &Path, bytes: &[u8], sync: bool) -> Result<(), Error> {
     let temporary = temporary_path(target);
     let written = fs::File::create(&temporary).and_then(|mut file| {
         file.write_all(bytes)?;
-        file.sync_all()
+        if sync { file.sync_all() } else { Ok(()) }
     });
     if let Err(source) = written {
         let _ = fs::remove_file(&temporary);

@@ -147,6 +147,13 @@ impl ShardFolder {
                 }
             }
         } else {
+            let earlier = folder.point_files()?.len();
+            if earlier > 0 {
+                eprintln!(
+                    "note: {} held {earlier} finished points of an earlier run; starting afresh (--resume keeps them)",
+                    dir.display()
+                );
+            }
             folder.clear()?;
         }
         let study_json = to_json(&folder.record);
@@ -194,7 +201,7 @@ impl ShardFolder {
     /// Stores one point's finished runs atomically.
     pub fn save_point(&self, point: &PlannedPoint, runs: &[Run]) -> Result<(), Error> {
         let bytes = codec::encode(&self.fingerprint, point.index, point.hash, runs);
-        atomic::write_atomic(&point_path(&self.dir, point), &bytes)
+        atomic::write_atomic_unsynced(&point_path(&self.dir, point), &bytes)
     }
 
     /// Marks the shard complete.

@@ -79,6 +79,14 @@ pub fn merge(folders: &[PathBuf]) -> Result<Merged, Error> {
     shards.sort_by_key(|(_, manifest)| manifest.record.shard.index);
     check_one_study(&shards)?;
     let first = &shards[0].1.record;
+    if first.study.retrylab_version != env!("CARGO_PKG_VERSION") {
+        return Err(Error::Shards(format!(
+            "the shards were run by retrylab {}, and this is retrylab {}: merge with the build that ran them, which \
+             plans and aggregates the sweep the same way",
+            first.study.retrylab_version,
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
     let mut scenario =
         Scenario::with_overrides(Path::new(&first.scenario_path), first.scenario_text.clone(), &first.study.overrides)?;
     scenario.seed = first.study.master_seed;
