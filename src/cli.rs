@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use retrylab::shard::ShardBy;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -28,7 +29,9 @@ pub enum Command {
         retrylab run scenarios/aws-jitter-2015.toml\n  \
         retrylab run scenarios/aws-jitter-2015.toml --set 'strategy=[\"exponential\", \"full-jitter\"]' --replicates 20\n  \
         retrylab run a.toml b.toml --out /tmp/results   # writes /tmp/results/a and /tmp/results/b\n  \
-        retrylab run scenarios/thundering-herd.toml --trace herd.json --trace-point 1   # open in ui.perfetto.dev")]
+        retrylab run scenarios/thundering-herd.toml --trace herd.json --trace-point 1   # open in ui.perfetto.dev\n  \
+        retrylab run scenarios/aws-jitter-2015.toml --shard 2/8 --resume   # one of 8 array tasks; then `retrylab merge`\n  \
+        retrylab run scenarios/aws-jitter-2015.toml --shard auto --resume  # inside a Slurm array job")]
     Run {
         /// Scenario files (TOML).
         #[arg(required = true, value_name = "SCENARIO")]
@@ -64,8 +67,43 @@ pub enum Command {
         #[arg(long)]
         show: bool,
         /// Print the sweep's points in canonical order with their stable ids (tab-separated), and run nothing.
-        #[arg(long, conflicts_with_all = ["trace", "show", "out"])]
+        #[arg(long, conflicts_with_all = ["trace", "show", "out", "shard", "resume"])]
         list_points: bool,
+        /// Run only shard I of N (0-based; `auto` reads an array job's index) into <out>/shard-I-of-N/
+        /// [default out: results/<stem>/shards]; join the shards with `retrylab merge`.
+        #[arg(long, value_name = "I/N|auto", conflicts_with_all = ["trace", "show"])]
+        shard: Option<String>,
+        /// With --shard auto: the number of shards, for schedulers that do not tell a task (Kubernetes Indexed
+        /// Jobs: spec.completions; AWS Batch: the array size).
+        #[arg(long, value_name = "N", requires = "shard", value_parser = clap::value_parser!(u32).range(1..))]
+        shard_count: Option<u32>,
+        /// With --shard: own every N-th run (balanced) or every N-th point with all its replicates.
+        #[arg(long, value_enum, value_name = "UNIT", default_value_t = ShardBy::Runs, requires = "shard")]
+        shard_by: ShardBy,
+        /// Skip the points an interrupted earlier run (same scenario, overrides, seed and shard) already finished.
+        #[arg(long)]
+        resume: bool,
+    },
+    /// Join the shard folders of a sharded run into one results folder (CSV and charts as one machine writes them).
+    #[command(
+        after_help = "Each DIR is a shard folder (shard-I-of-N/) or a folder holding them. Refused, with a list \
+        of what is wrong, unless every shard of one study (same scenario, overrides, seed, replicates and retrylab \
+        version) is present exactly once and complete.\n\n\
+        Examples:\n  \
+        retrylab run scenarios/aws-jitter-2015.toml --shard 0/2 & retrylab run scenarios/aws-jitter-2015.toml --shard 1/2\n  \
+        retrylab merge results/aws-jitter-2015/shards   # writes results/aws-jitter-2015/\n  \
+        retrylab merge /scratch/a /scratch/b --out results/study"
+    )]
+    Merge {
+        /// Shard folders, or folders that hold them.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// Output folder [default: results/<scenario file stem>/].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Print nothing but errors.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Check scenario files (every sweep point) without running them.
     Validate {

@@ -1,21 +1,24 @@
 //! The CLI's verbs as library functions: `run`, `validate`, `strategies`, and (in `view`) `show`, `plot` and
 //! `compare`. The binary only parses arguments and maps errors to exit codes.
 
+mod sharded;
 mod view;
 
 use std::collections::HashSet;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::Error;
 use crate::model::ModelKind;
 use crate::policy::{Strategy, presets};
-use crate::report::{self, RunInfo, atomic};
+use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
-use crate::sweep::{SweepSettings, run_sweep};
+use crate::shard::ShardSpec;
+use crate::sweep::SweepSettings;
+pub use sharded::merge;
+use sharded::run_one;
 pub use view::{CompareOptions, compare, plot, show};
 
 /// Options of `retrylab run`.
@@ -34,6 +37,10 @@ pub struct RunOptions {
     pub trace: Option<TraceRequest>,
     /// After writing each results folder, draw it in the terminal as `retrylab show` does.
     pub show: bool,
+    /// Run only this shard's part of each sweep, into `<out>/shard-I-of-N/`, for `retrylab merge` to join.
+    pub shard: Option<ShardSpec>,
+    /// Skip the points an interrupted earlier run of the same study already finished.
+    pub resume: bool,
 }
 
 /// `--trace FILE --trace-point N --trace-replicate R`.
@@ -73,11 +80,15 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     let mut seen = HashSet::new();
     let mut jobs = Vec::new();
     for (scenario, points) in prepared {
-        let out = match &options.out {
+        let mut out = match &options.out {
             Some(dir) if several => dir.join(scenario.stem()),
             Some(dir) => dir.clone(),
+            None if options.shard.is_some() => default_out_dir(&scenario).join("shards"),
             None => default_out_dir(&scenario),
         };
+        if let Some(shard) = &options.shard {
+            out.push(shard.folder_name());
+        }
         if !seen.insert(out.clone()) {
             return Err(Error::Usage(format!(
                 "two scenarios would write to the same folder {}; rename one or run them separately",
@@ -216,49 +227,6 @@ fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {
     bar.set_style(style);
     bar.set_prefix(label.to_owned());
     bar
-}
-
-fn run_one(
-    scenario: &Scenario,
-    points: &[PlannedPoint],
-    out: &Path,
-    options: &RunOptions,
-    stdout: &mut dyn Write,
-) -> Result<(), Error> {
-    let total = points.len() as u64 * u64::from(scenario.replicates);
-    let bar = progress_bar(total, &scenario.name, options.quiet);
-    let started = Instant::now();
-    let settings = SweepSettings::for_scenario(scenario, options.threads);
-    let runs = run_sweep(points, settings, &|| bar.inc(1)).map_err(|e| Error::Threads(e.to_string()))?;
-    bar.finish_and_clear();
-    let elapsed_s = started.elapsed().as_secs_f64();
-    let aggregate = report::aggregate(scenario.model, points.len(), &runs);
-    let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
-    let info = RunInfo { threads, elapsed_s, overrides: options.set.clone() };
-    let written = report::write_results(scenario, points, &runs, &aggregate, &info, out)?;
-    if aggregate.truncated_runs > 0 {
-        eprintln!(
-            "warning: {}: {} of {} runs stopped at max_events_per_run = {} with work still pending (an unstable \
-             system?); their metrics cover only the simulated part, and runs.csv marks them truncated = 1",
-            scenario.name,
-            aggregate.truncated_runs,
-            runs.len(),
-            scenario.max_events_per_run
-        );
-    }
-    if !options.quiet {
-        let rate = aggregate.events as f64 / elapsed_s.max(1e-9) / 1e6;
-        let _ = writeln!(
-            stdout,
-            "{}: {} points × {} replicates, {} events in {elapsed_s:.2} s ({rate:.1} M events/s on {threads} threads)",
-            scenario.name,
-            points.len(),
-            scenario.replicates,
-            aggregate.events,
-        );
-        let _ = writeln!(stdout, "wrote {} files to {}", written.len(), out.display());
-    }
-    Ok(())
 }
 
 /// `retrylab validate`: checks every scenario (and every sweep point) without running anything.

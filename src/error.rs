@@ -29,6 +29,10 @@ pub enum Error {
     /// wrong and what would be valid.
     #[error("{}: {message}", path.display())]
     Results { path: PathBuf, message: String },
+    /// Shard folders that cannot be merged or resumed (missing, duplicated, from another study): the message lists
+    /// what is wrong and how to fix it.
+    #[error("{0}")]
+    Shards(String),
 }
 
 impl Error {
@@ -41,6 +45,7 @@ impl Error {
                 | Error::OutputFolder { .. }
                 | Error::Usage(_)
                 | Error::Results { .. }
+                | Error::Shards(_)
         )
     }
 }

@@ -40,6 +40,7 @@ pub mod model;
 pub mod policy;
 pub mod report;
 pub mod scenario;
+pub mod shard;
 pub mod stats;
 pub mod sweep;
 pub mod workload;

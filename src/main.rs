@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use retrylab::commands::{self, CompareOptions, RunOptions, TraceRequest};
 use retrylab::report::terminal::View;
+use retrylab::shard::ShardSpec;
 
 fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
     let mut stdout = std::io::stdout().lock();
@@ -19,6 +20,10 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             quiet,
             show,
             list_points,
+            shard,
+            shard_count,
+            shard_by,
+            resume,
             trace,
             trace_point,
             trace_replicate,
@@ -28,12 +33,15 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
                 return commands::list_points(&scenarios, &set, &mut stdout);
             }
             let threads = threads.map(usize::from);
-            let options = RunOptions { scenarios, out, seed, replicates, threads, set, quiet, show, trace };
+            let shard = shard.map(|text| ShardSpec::from_argument(&text, shard_count, shard_by)).transpose()?;
+            let options =
+                RunOptions { scenarios, out, seed, replicates, threads, set, quiet, show, trace, shard, resume };
             commands::run(&options, &mut stdout)
         }
         cli::Command::Validate { scenarios } => commands::validate(&scenarios, &mut stdout),
         cli::Command::Strategies => commands::strategies(&mut stdout),
         cli::Command::Show { dirs } => commands::show(&dirs, &View::for_stdout(), &mut stdout),
+        cli::Command::Merge { dirs, out, quiet } => commands::merge(&dirs, out.as_deref(), quiet, &mut stdout),
         cli::Command::Plot { dirs } => commands::plot(&dirs, &mut stdout),
         cli::Command::Compare { dirs, metric, out } => {
             commands::compare(&CompareOptions { dirs, metric, out }, &mut stdout)

@@ -204,6 +204,21 @@ pub struct SparseHistogram {
     sum_nanos: u128,
 }
 
+impl SparseHistogram {
+    /// Rebuilds a histogram from [`SparseHistogram::parts`] (a shard's stored run); `None` unless every bucket
+    /// index exists and the counts add up to `total`.
+    pub fn from_parts(entries: Vec<(u32, u64)>, total: u64, sum_nanos: u128) -> Option<Self> {
+        let in_range = entries.iter().all(|&(index, _)| (index as usize) < BUCKETS);
+        let counted = entries.iter().try_fold(0u64, |sum, &(_, count)| sum.checked_add(count));
+        (in_range && counted == Some(total)).then_some(SparseHistogram { entries, total, sum_nanos })
+    }
+
+    /// The non-empty buckets as `(bucket index, count)`, the number of values and their exact sum in ns.
+    pub fn parts(&self) -> (&[(u32, u64)], u64, u128) {
+        (&self.entries, self.total, self.sum_nanos)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,20 +43,43 @@ impl SweepSettings {
     }
 }
 
+/// One point's share of a sweep: the replicates of it to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PointWork {
+    /// Index into the planned points.
+    pub point: usize,
+    /// Ascending.
+    pub replicates: Vec<u32>,
+}
+
 /// Runs all pairs, calling `on_done` once per finished run (from any thread), and returns the runs ordered by
 /// (point, replicate).
 pub fn run_sweep(
     points: &[PlannedPoint],
     settings: SweepSettings,
     on_done: &(dyn Fn() + Sync),
-) -> Result<Vec<Run>, rayon::ThreadPoolBuildError> {
-    let pairs: Vec<(usize, u32)> =
-        (0..points.len()).flat_map(|p| (0..settings.replicates).map(move |r| (p, r))).collect();
-    let work = || {
-        pairs
+) -> Result<Vec<Run>, crate::Error> {
+    let work: Vec<PointWork> =
+        (0..points.len()).map(|point| PointWork { point, replicates: (0..settings.replicates).collect() }).collect();
+    run_work(points, &work, settings, on_done, &|_| Ok(()))
+}
+
+/// Runs the given share of a sweep. `on_run_done` is called once per finished run and `on_point_done` once per
+/// finished point with its runs (both from any thread; the latter stores checkpoints, and its first error stops
+/// the sweep). Returns the runs ordered by (point, replicate) when `work` is ordered by point.
+pub fn run_work(
+    points: &[PlannedPoint],
+    work: &[PointWork],
+    settings: SweepSettings,
+    on_run_done: &(dyn Fn() + Sync),
+    on_point_done: &(dyn Fn(&[Run]) -> Result<(), crate::Error> + Sync),
+) -> Result<Vec<Run>, crate::Error> {
+    let run_point = |share: &PointWork| -> Result<Vec<Run>, crate::Error> {
+        let planned = &points[share.point];
+        let runs: Vec<Run> = share
+            .replicates
             .par_iter()
-            .map(|&(point, replicate)| {
-                let planned = &points[point];
+            .map(|&replicate| {
                 let seed = replicate_seed(settings.master_seed, planned.hash, replicate);
                 let run = RunSettings {
                     seed,
@@ -65,13 +88,23 @@ pub fn run_sweep(
                     trace: false,
                 };
                 let output = planned.config.simulate(run);
-                on_done();
-                Run { point, replicate, seed, output }
+                on_run_done();
+                Run { point: share.point, replicate, seed, output }
             })
-            .collect()
+            .collect();
+        on_point_done(&runs)?;
+        Ok(runs)
+    };
+    let work = || -> Result<Vec<Run>, crate::Error> {
+        let per_point: Vec<Vec<Run>> = work.par_iter().map(run_point).collect::<Result<_, _>>()?;
+        Ok(per_point.into_iter().flatten().collect())
     };
     match settings.threads {
-        Some(threads) => Ok(rayon::ThreadPoolBuilder::new().num_threads(threads).build()?.install(work)),
-        None => Ok(work()),
+        Some(threads) => rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|e| crate::Error::Threads(e.to_string()))?
+            .install(work),
+        None => work(),
     }
 }

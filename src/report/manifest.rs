@@ -32,6 +32,9 @@ pub struct Manifest {
     pub truncated_runs: usize,
     pub elapsed_s: f64,
     pub command_line: Vec<String>,
+    /// The number of shards merged into these results; left out for a run on one machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged_shards: Option<u32>,
     /// Per point, the time spans in ms the over-time charts shade (fault and trigger windows); left out when no
     /// point has any.
     #[serde(skip_serializing_if = "no_spans")]
@@ -88,6 +91,7 @@ impl Manifest {
             truncated_runs: aggregate.truncated_runs,
             elapsed_s: info.elapsed_s,
             command_line: std::env::args().collect(),
+            merged_shards: info.shards,
             shaded_ms: aggregate.highlights.clone(),
         }
     }

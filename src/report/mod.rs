@@ -29,6 +29,9 @@ pub struct RunInfo {
     pub elapsed_s: f64,
     /// The `--set KEY=VALUE` overrides applied to the scenario file.
     pub overrides: Vec<String>,
+    /// For results merged from shards (`retrylab merge`): how many. `threads` is then the most any shard used and
+    /// `elapsed_s` their sum.
+    pub shards: Option<u32>,
 }
 
 /// Writes summary.csv, runs.csv, timeline.csv, latency.csv (models that measure latency), manifest.json, the

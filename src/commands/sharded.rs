@@ -1,0 +1,186 @@
+//! Running a sweep (or one shard of it) with a checkpoint per finished point, and `retrylab merge`.
+//!
+//! Every run keeps its finished points in a shard folder as it goes: a sharded run in `shard-I-of-N/`, which
+//! `merge` reads; an unsharded run in `<out>/.retrylab-checkpoint/` (the whole sweep as shard 0/1), removed once
+//! the results are written. `--resume` starts from what such a folder already holds.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::{RunOptions, default_out_dir, progress_bar};
+use crate::Error;
+use crate::report::{self, RunInfo, atomic};
+use crate::scenario::{PlannedPoint, Scenario};
+use crate::shard::codec::PointRecord;
+use crate::shard::folder::StudyRecord;
+use crate::shard::merge::{find_shard_folders, merge as merge_shards};
+use crate::shard::{CHECKPOINT_DIR, ShardFolder, ShardManifest, ShardSpec, Study};
+use crate::sweep::{PointWork, Run, SweepSettings, run_work};
+
+/// Runs one scenario's sweep, or its shard's part (`options.shard`), into `out` (the results folder, or the shard
+/// folder).
+pub(super) fn run_one(
+    scenario: &Scenario,
+    points: &[PlannedPoint],
+    out: &Path,
+    options: &RunOptions,
+    stdout: &mut dyn Write,
+) -> Result<(), Error> {
+    let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
+    let folder_dir = if options.shard.is_some() { out.to_owned() } else { out.join(CHECKPOINT_DIR) };
+    let study = Study::of(scenario, points.len(), &options.set);
+    let (folder, stored) = ShardFolder::open(&folder_dir, StudyRecord::new(scenario, study, shard), options.resume)?;
+    let mut runs = reusable_runs(stored, points, shard, scenario.replicates);
+    let done: HashSet<usize> = runs.iter().map(|run| run.point).collect();
+    let work: Vec<PointWork> = points
+        .iter()
+        .filter(|point| !done.contains(&point.index))
+        .map(|point| PointWork {
+            point: point.index,
+            replicates: shard.replicates_of(point.index, scenario.replicates),
+        })
+        .filter(|share| !share.replicates.is_empty())
+        .collect();
+    let owned_points = points.iter().filter(|p| !shard.replicates_of(p.index, scenario.replicates).is_empty()).count();
+    if options.resume && !options.quiet {
+        let _ = writeln!(
+            stdout,
+            "{}: resuming from {}: {} of {} points already done",
+            scenario.name,
+            folder.dir.display(),
+            done.len(),
+            owned_points
+        );
+    }
+    let total: u64 = work.iter().map(|share| share.replicates.len() as u64).sum();
+    let label = match options.shard {
+        Some(shard) => format!("{} {shard}", scenario.name),
+        None => scenario.name.clone(),
+    };
+    let bar = progress_bar(total, &label, options.quiet);
+    let started = Instant::now();
+    let settings = SweepSettings::for_scenario(scenario, options.threads);
+    let save = |point_runs: &[Run]| folder.save_point(&points[point_runs[0].point], point_runs);
+    let fresh = run_work(points, &work, settings, &|| bar.inc(1), &save)?;
+    bar.finish_and_clear();
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let ran = fresh.len();
+    let rate = fresh.iter().map(|run| run.output.events).sum::<u64>() as f64 / elapsed_s.max(1e-9) / 1e6;
+    runs.extend(fresh);
+    runs.sort_by_key(|run| (run.point, run.replicate));
+    let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
+    let events: u64 = runs.iter().map(|run| run.output.events).sum();
+    if options.shard.is_some() {
+        let manifest = ShardManifest {
+            record: folder.record.clone(),
+            point_ids: points
+                .iter()
+                .filter(|p| !shard.replicates_of(p.index, scenario.replicates).is_empty())
+                .map(PlannedPoint::id)
+                .collect(),
+            runs: runs.len() as u64,
+            events,
+            truncated_runs: runs.iter().filter(|run| run.output.truncated).count(),
+            threads,
+            elapsed_s,
+            command_line: std::env::args().collect(),
+        };
+        folder.finish(&manifest)?;
+        warn_truncated(scenario, manifest.truncated_runs, runs.len());
+        if !options.quiet {
+            let _ = writeln!(
+                stdout,
+                "{label}: {owned_points} points, {} runs ({ran} run now in {elapsed_s:.2} s, {rate:.1} M events/s on \
+                 {threads} threads)",
+                runs.len()
+            );
+            let shards_dir = out.parent().unwrap_or(out);
+            let _ = writeln!(
+                stdout,
+                "wrote shard {shard} to {}; when every shard is done: retrylab merge {}",
+                out.display(),
+                shards_dir.display()
+            );
+        }
+        return Ok(());
+    }
+    let aggregate = report::aggregate(scenario.model, points.len(), &runs);
+    let info = RunInfo { threads, elapsed_s, overrides: options.set.clone(), shards: None };
+    let written = report::write_results(scenario, points, &runs, &aggregate, &info, out)?;
+    folder.remove()?;
+    warn_truncated(scenario, aggregate.truncated_runs, runs.len());
+    if !options.quiet {
+        let _ = writeln!(
+            stdout,
+            "{}: {} points × {} replicates, {} events in {elapsed_s:.2} s ({rate:.1} M events/s on {threads} threads)",
+            scenario.name,
+            points.len(),
+            scenario.replicates,
+            aggregate.events,
+        );
+        let _ = writeln!(stdout, "wrote {} files to {}", written.len(), out.display());
+    }
+    Ok(())
+}
+
+/// The stored runs that match the plan (their point's parameters and the replicates this shard owns); any other
+/// point is reported and run again.
+fn reusable_runs(stored: Vec<PointRecord>, points: &[PlannedPoint], shard: ShardSpec, replicates: u32) -> Vec<Run> {
+    let mut runs = Vec::new();
+    for record in stored {
+        let planned = points.get(record.point);
+        let owned = shard.replicates_of(record.point, replicates);
+        let stored_replicates: Vec<u32> = record.runs.iter().map(|run| run.replicate).collect();
+        if planned.is_some_and(|p| p.hash == record.point_hash) && stored_replicates == owned {
+            runs.extend(record.runs);
+        } else {
+            eprintln!("warning: the checkpoint of point {} does not match the plan; running it again", record.point);
+        }
+    }
+    runs
+}
+
+fn warn_truncated(scenario: &Scenario, truncated: usize, runs: usize) {
+    if truncated > 0 {
+        eprintln!(
+            "warning: {}: {truncated} of {runs} runs stopped at max_events_per_run = {} with work still pending (an \
+             unstable system?); their metrics cover only the simulated part, and runs.csv marks them truncated = 1",
+            scenario.name, scenario.max_events_per_run
+        );
+    }
+}
+
+/// `retrylab merge`: joins complete shard folders (or folders holding them) into one results folder, `out` or
+/// `results/<scenario stem>/`, with CSV and charts byte-identical to the unsharded run's.
+pub fn merge(dirs: &[PathBuf], out: Option<&Path>, quiet: bool, stdout: &mut dyn Write) -> Result<(), Error> {
+    let folders = find_shard_folders(dirs)?;
+    let merged = merge_shards(&folders)?;
+    let (scenario, points, runs) = (&merged.scenario, &merged.points, &merged.runs);
+    let out = out.map_or_else(|| default_out_dir(scenario), Path::to_owned);
+    atomic::ensure_writable_dir(&out)?;
+    let aggregate = report::aggregate(scenario.model, points.len(), runs);
+    let manifests = merged.shards.iter().map(|(_, manifest)| manifest);
+    let info = RunInfo {
+        threads: manifests.clone().map(|manifest| manifest.threads).max().unwrap_or(1),
+        elapsed_s: manifests.map(|manifest| manifest.elapsed_s).sum(),
+        overrides: merged.shards[0].1.record.study.overrides.clone(),
+        shards: Some(merged.shards[0].1.record.shard.count),
+    };
+    let written = report::write_results(scenario, points, runs, &aggregate, &info, &out)?;
+    warn_truncated(scenario, aggregate.truncated_runs, runs.len());
+    if !quiet {
+        let _ = writeln!(
+            stdout,
+            "{}: merged {} shards ({} points × {} replicates, {} events)",
+            scenario.name,
+            merged.shards.len(),
+            points.len(),
+            scenario.replicates,
+            aggregate.events
+        );
+        let _ = writeln!(stdout, "wrote {} files to {}", written.len(), out.display());
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! The bytes of a point file: one point's finished runs, stored losslessly so a merge aggregates exactly the
+//! numbers the unsharded run would have (CSV rounding happens only after aggregation, so the raw values must
+//! survive: every f64 round-trips bit for bit).
+//!
+//! Layout (integers are LEB128 varints unless marked): magic `RLPOINT1`; the study fingerprint (32 bytes); point
+//! index; point hash (u64 LE); run count; per run: replicate, seed (u64 LE), flags (bit 0 truncated, bit 1 has
+//! latency), events, metrics, timeline, latency histogram, highlights; last, the SHA-256 of everything before it.
+//! A value is `2·v` for a non-negative whole `v < 2^53` (timelines are mostly counts, so mostly one byte), else `1`
+//! followed by the f64's bits (u64 LE).
+
+use sha2::{Digest, Sha256};
+
+use crate::engine::SimTime;
+use crate::metrics::SparseHistogram;
+use crate::model::RunOutput;
+use crate::sweep::Run;
+
+const MAGIC: &[u8; 8] = b"RLPOINT1";
+const DIGEST_BYTES: usize = 32;
+const TRUNCATED: u8 = 1;
+const HAS_LATENCY: u8 = 2;
+const WHOLE_LIMIT: f64 = 9_007_199_254_740_992.0; // 2^53
+
+/// One point's runs as stored by one shard.
+#[derive(Debug)]
+pub struct PointRecord {
+    /// [`super::Study::fingerprint`] of the study the runs belong to.
+    pub fingerprint: [u8; 32],
+    pub point: usize,
+    pub point_hash: u64,
+    /// Ordered by replicate; `Run::point` is `point`.
+    pub runs: Vec<Run>,
+}
+
+/// Encodes `runs` (all of `point`) with their study's fingerprint.
+pub fn encode(fingerprint: &[u8; 32], point: usize, point_hash: u64, runs: &[Run]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 + runs.iter().map(|run| run.output.timeline.len()).sum::<usize>());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(fingerprint);
+    put_varint(&mut out, point as u64);
+    out.extend_from_slice(&point_hash.to_le_bytes());
+    put_varint(&mut out, runs.len() as u64);
+    for run in runs {
+        let output = &run.output;
+        put_varint(&mut out, u64::from(run.replicate));
+        out.extend_from_slice(&run.seed.to_le_bytes());
+        let flags =
+            if output.truncated { TRUNCATED } else { 0 } | if output.latency.is_some() { HAS_LATENCY } else { 0 };
+        out.push(flags);
+        put_varint(&mut out, output.events);
+        put_values(&mut out, &output.metrics);
+        put_values(&mut out, &output.timeline);
+        if let Some(latency) = &output.latency {
+            let (entries, total, sum_nanos) = latency.parts();
+            put_varint(&mut out, entries.len() as u64);
+            for &(bucket, count) in entries {
+                put_varint(&mut out, u64::from(bucket));
+                put_varint(&mut out, count);
+            }
+            put_varint(&mut out, total);
+            out.extend_from_slice(&sum_nanos.to_le_bytes());
+        }
+        put_varint(&mut out, output.highlights.len() as u64);
+        for (start, end) in &output.highlights {
+            put_varint(&mut out, start.as_nanos());
+            put_varint(&mut out, end.as_nanos());
+        }
+    }
+    let digest = Sha256::digest(&out);
+    out.extend_from_slice(&digest);
+    out
+}
+
+/// Decodes a point file, checking its magic and checksum; the message says what is wrong.
+pub fn decode(bytes: &[u8]) -> Result<PointRecord, String> {
+    if bytes.len() < MAGIC.len() + 2 * DIGEST_BYTES || &bytes[..MAGIC.len()] != MAGIC {
+        return Err("not a retrylab point file".into());
+    }
+    let (body, digest) = bytes.split_at(bytes.len() - DIGEST_BYTES);
+    if Sha256::digest(body).as_slice() != digest {
+        return Err("damaged: its checksum does not match its contents".into());
+    }
+    let mut reader = Reader { bytes: &body[MAGIC.len()..] };
+    let fingerprint: [u8; 32] = reader.take(DIGEST_BYTES)?.try_into().map_err(|_| "truncated")?;
+    let point = reader.count()?;
+    let point_hash = reader.u64()?;
+    let run_count = reader.count()?;
+    let mut runs = Vec::with_capacity(run_count.min(1 << 16));
+    for _ in 0..run_count {
+        let replicate = u32::try_from(reader.varint()?).map_err(|_| "replicate out of range")?;
+        let seed = reader.u64()?;
+        let flags = reader.take(1)?[0];
+        let events = reader.varint()?;
+        let metrics = reader.values()?;
+        let timeline = reader.values()?;
+        let latency = if flags & HAS_LATENCY != 0 {
+            let entries = (0..reader.count()?)
+                .map(|_| Ok((u32::try_from(reader.varint()?).map_err(|_| "bucket out of range")?, reader.varint()?)))
+                .collect::<Result<Vec<_>, String>>()?;
+            let total = reader.varint()?;
+            let sum_nanos = u128::from_le_bytes(reader.take(16)?.try_into().map_err(|_| "truncated")?);
+            Some(SparseHistogram::from_parts(entries, total, sum_nanos).ok_or("inconsistent latency histogram")?)
+        } else {
+            None
+        };
+        let highlights = (0..reader.count()?)
+            .map(|_| Ok((SimTime::from_nanos(reader.varint()?), SimTime::from_nanos(reader.varint()?))))
+            .collect::<Result<Vec<_>, String>>()?;
+        let output = RunOutput {
+            metrics,
+            timeline,
+            events,
+            truncated: flags & TRUNCATED != 0,
+            latency,
+            highlights,
+            spans: Vec::new(),
+        };
+        runs.push(Run { point, replicate, seed, output });
+    }
+    if !reader.bytes.is_empty() {
+        return Err("has bytes after its last run".into());
+    }
+    Ok(PointRecord { fingerprint, point, point_hash, runs })
+}
+
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+fn put_values(out: &mut Vec<u8>, values: &[f64]) {
+    put_varint(out, values.len() as u64);
+    for &value in values {
+        if value >= 0.0 && value.is_sign_positive() && value < WHOLE_LIMIT && value == value.trunc() {
+            put_varint(out, (value as u64) << 1);
+        } else {
+            put_varint(out, 1);
+            out.extend_from_slice(&value.to_bits().to_le_bytes());
+        }
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        if self.bytes.len() < n {
+            return Err("truncated".into());
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().map_err(|_| "truncated")?))
+    }
+
+    fn varint(&mut self) -> Result<u64, String> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.take(1)?[0];
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err("a number is too long".into())
+    }
+
+    /// A length, bounded by the bytes left so a damaged length cannot ask for a huge allocation.
+    fn count(&mut self) -> Result<usize, String> {
+        let count = self.varint()?;
+        usize::try_from(count).ok().filter(|&count| count <= self.bytes.len()).ok_or_else(|| "bad length".into())
+    }
+
+    fn values(&mut self) -> Result<Vec<f64>, String> {
+        (0..self.count()?)
+            .map(|_| {
+                let tagged = self.varint()?;
+                Ok(if tagged & 1 == 0 { (tagged >> 1) as f64 } else { f64::from_bits(self.u64()?) })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::SimDuration;
+    use crate::metrics::LatencyHistogram;
+
+    fn sample_runs() -> Vec<Run> {
+        let mut histogram = LatencyHistogram::default();
+        for ms in [1, 5, 5, 120, 40_000] {
+            histogram.record(SimDuration::from_millis(ms));
+        }
+        let odd_values = vec![0.0, -0.0, 1.0, 0.1 + 0.2, -3.0, f64::NAN, f64::INFINITY, 1e300, 9_007_199_254_740_993.0];
+        vec![
+            Run {
+                point: 7,
+                replicate: 2,
+                seed: u64::MAX - 5,
+                output: RunOutput {
+                    metrics: odd_values.clone(),
+                    timeline: vec![0.0, 3.0, 200.0, 0.5, 70_000.0],
+                    events: 123_456_789,
+                    truncated: true,
+                    latency: Some(histogram.sparse()),
+                    highlights: vec![(SimTime::from_nanos(2_000_000_000), SimTime::from_nanos(5_000_000_000))],
+                    spans: Vec::new(),
+                },
+            },
+            Run {
+                point: 7,
+                replicate: 5,
+                seed: 0,
+                output: RunOutput {
+                    metrics: odd_values,
+                    timeline: Vec::new(),
+                    events: 0,
+                    truncated: false,
+                    latency: None,
+                    highlights: Vec::new(),
+                    spans: Vec::new(),
+                },
+            },
+        ]
+    }
+
+    #[test]
+    fn every_value_round_trips_bit_for_bit() {
+        let runs = sample_runs();
+        let bytes = encode(&[9; 32], 7, 0xdead_beef_0123_4567, &runs);
+        let record = decode(&bytes).unwrap();
+        assert_eq!((record.fingerprint, record.point, record.point_hash), ([9; 32], 7, 0xdead_beef_0123_4567));
+        assert_eq!(record.runs.len(), runs.len());
+        for (got, want) in record.runs.iter().zip(&runs) {
+            assert_eq!((got.point, got.replicate, got.seed), (want.point, want.replicate, want.seed));
+            let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got.output.metrics), bits(&want.output.metrics));
+            assert_eq!(bits(&got.output.timeline), bits(&want.output.timeline));
+            assert_eq!(got.output.events, want.output.events);
+            assert_eq!(got.output.truncated, want.output.truncated);
+            assert_eq!(got.output.latency, want.output.latency);
+            assert_eq!(got.output.highlights, want.output.highlights);
+        }
+    }
+
+    #[test]
+    fn counts_take_one_byte_each() {
+        let mut run = sample_runs().remove(1);
+        run.output.metrics.clear();
+        let empty = encode(&[0; 32], 0, 0, std::slice::from_ref(&run)).len();
+        run.output.timeline = vec![3.0; 1000];
+        assert_eq!(encode(&[0; 32], 0, 0, std::slice::from_ref(&run)).len(), empty + 1000 + 1);
+    }
+
+    #[test]
+    fn damage_is_detected_not_misread() {
+        let bytes = encode(&[1; 32], 3, 4, &sample_runs());
+        for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+            assert!(decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut flipped = bytes.clone();
+        flipped[bytes.len() / 2] ^= 0x10;
+        assert!(decode(&flipped).unwrap_err().contains("checksum"));
+        assert!(decode(b"a,b\n1,2\n").unwrap_err().contains("not a retrylab point file"));
+    }
+}
