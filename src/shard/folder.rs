@@ -125,12 +125,12 @@ impl ShardFolder {
         atomic::ensure_writable_dir(&dir.join(POINTS_DIR))?;
         let fingerprint = record.study.fingerprint(&record.shard);
         let folder = ShardFolder { dir: dir.to_owned(), record, fingerprint };
-        remove_partial_files(&dir.join(POINTS_DIR));
         let mut done = Vec::new();
+        if resume && let Some(previous) = read_json::<StudyRecord>(&dir.join(STUDY_FILE))? {
+            folder.check_same_study(&previous)?;
+        }
+        remove_partial_files(&dir.join(POINTS_DIR));
         if resume {
-            if let Some(previous) = read_json::<StudyRecord>(&dir.join(STUDY_FILE))? {
-                folder.check_same_study(&previous)?;
-            }
             for path in folder.point_files()? {
                 let decoded = fs::read(&path).map_err(|e| e.to_string()).and_then(|bytes| codec::decode(&bytes));
                 match decoded {
