@@ -175,7 +175,10 @@ fn merge_refuses_a_missing_shard_and_writes_nothing() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("missing 1 of 3 shards: 1/3"))
-        .stderr(predicate::str::contains("--shard 1/3 --seed 77 --replicates 5"))
+        .stderr(predicate::str::contains(format!(
+            "--shard 1/3 --seed 77 --replicates 5 --out {} --resume",
+            path(&shards)
+        )))
         // Round-robin over 30 runs: shard 1 owns runs 1, 4, 7, …, so replicates 1 and 4 of point 0.
         .stderr(
             predicate::str::contains("missing runs of 6 points: point 0 (")
@@ -244,11 +247,11 @@ fn shard_auto_reads_slurm_kubernetes_and_aws_batch_indices() {
     let study = study();
     let shards = study.root.join("shards");
     let args = ["run", path(&study.scenario), "--shard", "auto", "--out", path(&shards), "--quiet"];
-    // A Slurm array submitted as --array=4-6: task 5 is shard 1 of 3.
+    // A Slurm array submitted as --array=0-2: task 1 is shard 1 of 3.
     command(&args)
-        .env("SLURM_ARRAY_TASK_ID", "5")
-        .env("SLURM_ARRAY_TASK_MIN", "4")
-        .env("SLURM_ARRAY_TASK_MAX", "6")
+        .env("SLURM_ARRAY_TASK_ID", "1")
+        .env("SLURM_ARRAY_TASK_MIN", "0")
+        .env("SLURM_ARRAY_TASK_MAX", "2")
         .env("SLURM_ARRAY_TASK_COUNT", "3")
         .assert()
         .success();

@@ -45,14 +45,15 @@ pub(super) fn run_one(
         .collect();
     let owned_points = points.iter().filter(|p| !shard.replicates_of(p.index, scenario.replicates).is_empty()).count();
     if options.resume && !options.quiet {
-        let _ = writeln!(
-            stdout,
-            "{}: resuming from {}: {} of {} points already done",
-            scenario.name,
-            folder.dir.display(),
-            done.len(),
-            owned_points
-        );
+        let _ = match done.len() {
+            0 => writeln!(stdout, "{}: nothing to resume in {}", scenario.name, folder.dir.display()),
+            done => writeln!(
+                stdout,
+                "{}: resuming from {}: {done} of {owned_points} points already done",
+                scenario.name,
+                folder.dir.display()
+            ),
+        };
     }
     let total: u64 = work.iter().map(|share| share.replicates.len() as u64).sum();
     let label = match options.shard {

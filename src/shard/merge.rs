@@ -154,11 +154,14 @@ fn check_every_shard_once(shards: &[(PathBuf, ShardManifest)], points: &[Planned
         for set in &record.study.overrides {
             command.push_str(&format!(" --set '{set}'"));
         }
+        let shards_dir = shards[0].0.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let _ = writeln!(
             message,
-            "run each missing one with the same seed ({}) and replicates ({}), e.g. `{command} --seed {} --replicates \
-             {}`, then merge again",
-            record.study.master_seed, record.study.replicates, record.study.master_seed, record.study.replicates
+            "run each missing one with the same seed and replicates, into the same folder, e.g. `{command} --seed {} \
+             --replicates {} --out {} --resume`, then merge again",
+            record.study.master_seed,
+            record.study.replicates,
+            shards_dir.display()
         );
     }
     if message.is_empty() {

@@ -82,9 +82,10 @@ impl ShardSpec {
     /// `--shard auto`: the index (and count) an array-job scheduler gives this task, read through `var`.
     ///
     /// Slurm: `SLURM_ARRAY_TASK_ID`, minus `SLURM_ARRAY_TASK_MIN`, over `SLURM_ARRAY_TASK_STEP`; the count is
-    /// `SLURM_ARRAY_TASK_COUNT` (else from `SLURM_ARRAY_TASK_MAX`). Kubernetes Indexed Jobs
+    /// `SLURM_ARRAY_TASK_COUNT` (else from `SLURM_ARRAY_TASK_MAX`); with `count_flag` (`--shard-count`) the task
+    /// id itself is the index, so some tasks of an array can be resubmitted on their own. Kubernetes Indexed Jobs
     /// (`JOB_COMPLETION_INDEX`) and AWS Batch array jobs (`AWS_BATCH_JOB_ARRAY_INDEX`) do not tell a task the
-    /// count, so `count_flag` (`--shard-count`) must.
+    /// count, so `count_flag` must.
     pub fn from_environment(
         var: &dyn Fn(&str) -> Option<String>,
         count_flag: Option<u32>,
@@ -101,29 +102,13 @@ impl ShardSpec {
             }
         };
         let (index, count) = if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
-            let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-            let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
-            let count = match (number("SLURM_ARRAY_TASK_COUNT")?, number("SLURM_ARRAY_TASK_MAX")?) {
-                (Some(count), _) => count,
-                (None, Some(max)) if max >= min => (max - min) / step + 1,
-                _ => {
-                    return Err("--shard auto: Slurm sets SLURM_ARRAY_TASK_ID but neither SLURM_ARRAY_TASK_COUNT \
-                                 nor a SLURM_ARRAY_TASK_MAX ≥ SLURM_ARRAY_TASK_MIN"
-                        .into());
-                }
-            };
-            let offset = id.checked_sub(min).filter(|offset| offset % step == 0);
-            let index = offset.map(|offset| offset / step).filter(|&index| index < count).ok_or_else(|| {
-                format!(
-                    "--shard auto: Slurm array task {id} is not one of {count} evenly spaced tasks from {min} \
-                     (step {step}); submit a contiguous array such as --array=0-{}",
-                    count.saturating_sub(1)
-                )
-            })?;
-            if let Some(flag) = count_flag.filter(|&flag| u64::from(flag) != count) {
-                return Err(format!("--shard-count {flag} disagrees with the Slurm array's {count} tasks"));
+            if let Some(count) = count_flag {
+                // A resubmission of some tasks (--array=3,5 of 8) is an array of its own: its size and minimum say
+                // nothing about the shard layout, so with the count given, the task id is the shard index.
+                (id, u64::from(count))
+            } else {
+                slurm_array_position(id, &number)?
             }
-            (index, count)
         } else {
             let (name, engine) = if var("JOB_COMPLETION_INDEX").is_some() {
                 ("JOB_COMPLETION_INDEX", "a Kubernetes Indexed Job (its spec.completions)")
@@ -168,6 +153,48 @@ impl ShardSpec {
     }
 }
 
+/// A Slurm array task's 0-based position and the array's size: `(ID − MIN) / STEP` of `COUNT` (or of
+/// `(MAX − MIN) / STEP + 1`). Refuses arrays that do not start at 0 or whose ids are not evenly spaced from MIN to
+/// MAX: both are what resubmitting some tasks of an array looks like, and would silently renumber the shards.
+fn slurm_array_position(id: u64, number: &dyn Fn(&str) -> Result<Option<u64>, String>) -> Result<(u64, u64), String> {
+    let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+    let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+    let span = number("SLURM_ARRAY_TASK_MAX")?.filter(|&max| max >= min).map(|max| (max - min) / step + 1);
+    let count = match (number("SLURM_ARRAY_TASK_COUNT")?, span) {
+        (Some(count), Some(span)) if count != span => {
+            return Err(format!(
+                "--shard auto: this Slurm array has {count} tasks between ids {min} and {} (not an evenly spaced \
+                 range, so perhaps a resubmission of some tasks); add --shard-count N, the full shard count, to use \
+                 each task id as its shard index",
+                min + (span - 1) * step
+            ));
+        }
+        (Some(count), _) => count,
+        (None, Some(span)) => span,
+        (None, None) => {
+            return Err("--shard auto: Slurm sets SLURM_ARRAY_TASK_ID but neither SLURM_ARRAY_TASK_COUNT nor a \
+                        SLURM_ARRAY_TASK_MAX ≥ SLURM_ARRAY_TASK_MIN"
+                .into());
+        }
+    };
+    if min != 0 {
+        return Err(format!(
+            "--shard auto: this Slurm array starts at task {min}, not 0, which is what a resubmission of some tasks \
+             looks like (a whole array is --array=0-<N-1>); to rerun tasks of an N-task array add --shard-count N, \
+             which uses each task id as its shard index"
+        ));
+    }
+    let offset = id.checked_sub(min).filter(|offset| offset % step == 0);
+    let index = offset.map(|offset| offset / step).filter(|&index| index < count).ok_or_else(|| {
+        format!(
+            "--shard auto: Slurm array task {id} is not one of {count} evenly spaced tasks from {min} (step {step}); \
+             submit a contiguous array such as --array=0-{}",
+            count.saturating_sub(1)
+        )
+    })?;
+    Ok((index, count))
+}
+
 impl fmt::Display for ShardSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.index, self.count)
@@ -178,7 +205,7 @@ impl fmt::Display for ShardSpec {
 mod tests {
     use super::*;
 
-    fn env(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |name| pairs.iter().find(|(key, _)| *key == name).map(|(_, value)| (*value).to_owned())
     }
 
@@ -224,24 +251,36 @@ mod tests {
     #[test]
     fn slurm_arrays_map_to_zero_based_shards() {
         let from = |pairs, flag| ShardSpec::from_environment(&env(pairs), flag, ShardBy::Runs);
-        let shard =
-            from(&[("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "4"), ("SLURM_ARRAY_TASK_COUNT", "3")], None);
-        assert_eq!(shard.unwrap().to_string(), "1/3");
-        let shard = from(
-            &[
-                ("SLURM_ARRAY_TASK_ID", "14"),
-                ("SLURM_ARRAY_TASK_MIN", "10"),
-                ("SLURM_ARRAY_TASK_MAX", "16"),
-                ("SLURM_ARRAY_TASK_STEP", "2"),
-            ],
-            None,
-        );
-        assert_eq!(shard.unwrap().to_string(), "2/4");
+        // --array=0-2: task 2 is shard 2 of 3. --array=1-3 is refused: it looks like a resubmission.
+        let array = [("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "3")];
+        assert_eq!(from(&array, None).unwrap().to_string(), "2/3");
+        let one_based = [("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "3")];
+        assert!(from(&one_based, None).unwrap_err().contains("starts at task 1, not 0"));
+        // --array=0-6:2 (tasks 0, 2, 4, 6): task 4 is shard 2 of 4, with or without COUNT.
+        let stepped = [
+            ("SLURM_ARRAY_TASK_ID", "4"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_MAX", "6"),
+            ("SLURM_ARRAY_TASK_STEP", "2"),
+        ];
+        assert_eq!(from(&stepped, None).unwrap().to_string(), "2/4");
         let gap =
-            from(&[("SLURM_ARRAY_TASK_ID", "9"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "3")], None);
+            from(&[("SLURM_ARRAY_TASK_ID", "9"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "3")], None);
         assert!(gap.unwrap_err().contains("--array=0-2"));
-        let disagree = from(&[("SLURM_ARRAY_TASK_ID", "0"), ("SLURM_ARRAY_TASK_COUNT", "3")], Some(4));
-        assert!(disagree.unwrap_err().contains("disagrees"));
+        // --array=5 alone, a lone resubmission, would otherwise run the whole sweep as shard 0 of 1.
+        let lone = [("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "5"), ("SLURM_ARRAY_TASK_COUNT", "1")];
+        assert!(from(&lone, None).unwrap_err().contains("resubmission"));
+        // A resubmission of tasks 3 and 5 of an 8-task array: refused unless the count is given, and then the task
+        // id is the shard index.
+        const RESUBMITTED: &[(&str, &str)] = &[
+            ("SLURM_ARRAY_TASK_ID", "5"),
+            ("SLURM_ARRAY_TASK_MIN", "3"),
+            ("SLURM_ARRAY_TASK_MAX", "5"),
+            ("SLURM_ARRAY_TASK_COUNT", "2"),
+        ];
+        assert!(from(RESUBMITTED, None).unwrap_err().contains("--shard-count"));
+        assert_eq!(from(RESUBMITTED, Some(8)).unwrap().to_string(), "5/8");
+        assert!(from(RESUBMITTED, Some(4)).unwrap_err().contains("out of range"));
     }
 
     #[test]
