@@ -34,27 +34,27 @@ pub(super) fn run_one(
     let (folder, stored) = ShardFolder::open(&folder_dir, StudyRecord::new(scenario, study, shard), options.resume)?;
     let mut runs = reusable_runs(stored, points, shard, scenario.replicates);
     let done: HashSet<usize> = runs.iter().map(|run| run.point).collect();
-    let work: Vec<PointWork> = points
+    let owned: Vec<PointWork> = points
         .iter()
-        .filter(|point| !done.contains(&point.index))
         .map(|point| PointWork {
             point: point.index,
             replicates: shard.replicates_of(point.index, scenario.replicates),
         })
         .filter(|share| !share.replicates.is_empty())
         .collect();
-    let owned_points = points.iter().filter(|p| !shard.replicates_of(p.index, scenario.replicates).is_empty()).count();
     if options.resume && !options.quiet {
         let _ = match done.len() {
             0 => writeln!(stdout, "{}: nothing to resume in {}", scenario.name, folder.dir.display()),
             done => writeln!(
                 stdout,
-                "{}: resuming from {}: {done} of {owned_points} points already done",
+                "{}: resuming from {}: {done} of {} points already done",
                 scenario.name,
-                folder.dir.display()
+                folder.dir.display(),
+                owned.len()
             ),
         };
     }
+    let work: Vec<PointWork> = owned.iter().filter(|share| !done.contains(&share.point)).cloned().collect();
     let total: u64 = work.iter().map(|share| share.replicates.len() as u64).sum();
     let label = match options.shard {
         Some(shard) => format!("{} {shard}", scenario.name),
@@ -67,37 +67,31 @@ pub(super) fn run_one(
     let fresh = run_work(points, &work, settings, &|| bar.inc(1), &save)?;
     bar.finish_and_clear();
     let elapsed_s = started.elapsed().as_secs_f64();
-    let ran = fresh.len();
-    let rate = fresh.iter().map(|run| run.output.events).sum::<u64>() as f64 / elapsed_s.max(1e-9) / 1e6;
+    let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
+    let timing = format!(
+        "{} run now in {elapsed_s:.2} s, {:.1} M events/s on {threads} threads",
+        fresh.len(),
+        fresh.iter().map(|run| run.output.events).sum::<u64>() as f64 / elapsed_s.max(1e-9) / 1e6
+    );
     runs.extend(fresh);
     runs.sort_by_key(|run| (run.point, run.replicate));
-    let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
-    let events: u64 = runs.iter().map(|run| run.output.events).sum();
-    if options.shard.is_some() {
+    let truncated = runs.iter().filter(|run| run.output.truncated).count();
+    warn_truncated(scenario, truncated, runs.len());
+    if let Some(shard) = options.shard {
         let manifest = ShardManifest {
             record: folder.record.clone(),
-            point_ids: points
-                .iter()
-                .filter(|p| !shard.replicates_of(p.index, scenario.replicates).is_empty())
-                .map(PlannedPoint::id)
-                .collect(),
+            point_ids: owned.iter().map(|share| points[share.point].id()).collect(),
             runs: runs.len() as u64,
-            events,
-            truncated_runs: runs.iter().filter(|run| run.output.truncated).count(),
+            events: runs.iter().map(|run| run.output.events).sum(),
+            truncated_runs: truncated,
             threads,
             elapsed_s,
             command_line: std::env::args().collect(),
         };
         folder.finish(&manifest)?;
-        warn_truncated(scenario, manifest.truncated_runs, runs.len());
         if !options.quiet {
-            let _ = writeln!(
-                stdout,
-                "{label}: {owned_points} points, {} runs ({ran} run now in {elapsed_s:.2} s, {rate:.1} M events/s on \
-                 {threads} threads)",
-                runs.len()
-            );
             let shards_dir = out.parent().unwrap_or(out);
+            let _ = writeln!(stdout, "{label}: {} points, {} runs ({timing})", owned.len(), runs.len());
             let _ = writeln!(
                 stdout,
                 "wrote shard {shard} to {}; when every shard is done: retrylab merge {}",
@@ -111,11 +105,10 @@ pub(super) fn run_one(
     let info = RunInfo { threads, elapsed_s, overrides: options.set.clone(), shards: None };
     let written = report::write_results(scenario, points, &runs, &aggregate, &info, out)?;
     folder.remove()?;
-    warn_truncated(scenario, aggregate.truncated_runs, runs.len());
     if !options.quiet {
         let _ = writeln!(
             stdout,
-            "{}: {} points × {} replicates, {} events in {elapsed_s:.2} s ({rate:.1} M events/s on {threads} threads)",
+            "{}: {} points × {} replicates, {} events ({timing})",
             scenario.name,
             points.len(),
             scenario.replicates,
