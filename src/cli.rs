@@ -80,7 +80,9 @@ pub enum Command {
         /// With --shard: own every N-th run (balanced) or every N-th point with all its replicates.
         #[arg(long, value_enum, value_name = "UNIT", default_value_t = ShardBy::Runs, requires = "shard")]
         shard_by: ShardBy,
-        /// Skip the points an interrupted earlier run (same scenario, overrides, seed and shard) already finished.
+        /// Continue an interrupted run: skip the points it finished (kept in the shard folder, or in
+        /// <out>/.retrylab-checkpoint/ without --shard). Refused if that run had another scenario text, --set, seed,
+        /// replicates, retrylab version or shard.
         #[arg(long)]
         resume: bool,
     },
@@ -90,7 +92,7 @@ pub enum Command {
         of what is wrong, unless every shard of one study (same scenario, overrides, seed, replicates and retrylab \
         version) is present exactly once and complete.\n\n\
         Examples:\n  \
-        retrylab run scenarios/aws-jitter-2015.toml --shard 0/2 & retrylab run scenarios/aws-jitter-2015.toml --shard 1/2\n  \
+        retrylab run scenarios/aws-jitter-2015.toml --shard 0/2 & retrylab run scenarios/aws-jitter-2015.toml --shard 1/2; wait\n  \
         retrylab merge results/aws-jitter-2015/shards   # writes results/aws-jitter-2015/\n  \
         retrylab merge /scratch/a /scratch/b --out results/study"
     )]

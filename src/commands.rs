@@ -1,5 +1,6 @@
-//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, and (in `view`) `show`, `plot` and
-//! `compare`. The binary only parses arguments and maps errors to exit codes.
+//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, `merge` (with the checkpointed runs, in
+//! `sharded`), and (in `view`) `show`, `plot` and `compare`. The binary only parses arguments and maps errors to
+//! exit codes.
 
 mod sharded;
 mod view;
@@ -15,7 +16,7 @@ use crate::model::ModelKind;
 use crate::policy::{Strategy, presets};
 use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
-use crate::shard::ShardSpec;
+use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
 pub use sharded::merge;
 use sharded::run_one;
@@ -99,6 +100,12 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     }
     if let Some(trace) = &options.trace {
         check_trace_request(trace, &jobs)?;
+    }
+    if options.resume {
+        for (scenario, points, out) in &jobs {
+            let (dir, record) = sharded::checkpoint(scenario, points, out, options);
+            ShardFolder::check_resumable(&dir, &record)?;
+        }
     }
     for (_, _, out) in &jobs {
         atomic::ensure_writable_dir(out)?;

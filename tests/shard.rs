@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::{listing, retrylab, write_scenario};
 use predicates::prelude::*;
+use retrylab::shard::codec;
 
 /// A contended-server sweep (so latency.csv is written too) of 6 points; 5 replicates do not divide evenly into
 /// 3 shards, so shards own different numbers of runs.
@@ -129,6 +130,47 @@ fn three_shards_merged_are_byte_identical_to_one_run() {
     let merged = study.root.join("merged-whole");
     command(&["merge", path(&whole.join("shard-0-of-1")), "--out", path(&merged), "--quiet"]).assert().success();
     assert_same_results(&study.unsharded, &merged);
+
+    // Shards of the two layouts do not mix, even though together they hold every run.
+    let mixed = [study.root.join("shards-runs/shard-0-of-3"), study.root.join("shards-points/shard-1-of-3")];
+    command(&["merge", path(&mixed[0]), path(&mixed[1]), "--out", path(&study.root.join("mixed"))])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("3 shards by runs vs 3 shards by points"));
+}
+
+/// A fault window (shaded in the charts, kept per run) and an event cap that truncates 6 of the 30 runs: both
+/// survive sharding.
+#[test]
+fn truncated_runs_and_fault_windows_merge_byte_identically() {
+    let study = study();
+    let overrides = [
+        "--set",
+        "faults=20ms..60ms black-hole",
+        "--set",
+        "client.timeout=50ms",
+        "--set",
+        "clients=70",
+        "--set",
+        "max_events_per_run=1200",
+    ];
+    let unsharded = study.root.join("faults-unsharded");
+    command(&[&["run", path(&study.scenario), "--out", path(&unsharded), "--quiet"][..], &overrides].concat())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("6 of 30 runs stopped at max_events_per_run"));
+    let manifest = std::fs::read_to_string(unsharded.join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"shaded_ms\""), "{manifest}");
+    let shards = study.root.join("faults-shards");
+    for index in 0..4 {
+        study.shard(&format!("{index}/4"), &shards, &overrides).success();
+    }
+    let merged = study.root.join("faults-merged");
+    command(&["merge", path(&shards), "--out", path(&merged), "--quiet"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("6 of 30 runs stopped at max_events_per_run"));
+    assert_same_results(&unsharded, &merged);
 }
 
 #[test]
@@ -160,7 +202,7 @@ fn a_shard_manifest_names_its_study_and_points() {
         .assert()
         .success()
         .stderr(predicate::str::contains("held 2 finished points of an earlier run; starting afresh"))
-        .stdout(predicate::str::contains("(10 run now"));
+        .stdout(predicate::str::contains("(10 simulated now"));
 }
 
 #[test]
@@ -198,7 +240,7 @@ fn merge_refuses_shards_of_another_seed_repeated_or_unfinished() {
     command(&["merge", path(&shards), path(&other_seed), "--out", path(&out)])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("different studies"))
+        .stderr(predicate::str::contains("do not belong together"))
         .stderr(predicate::str::contains("seed 77 vs 78"));
 
     let copy = study.root.join("copy");
@@ -235,6 +277,11 @@ fn merge_refuses_shards_of_another_seed_repeated_or_unfinished() {
         .code(2)
         .stderr(predicate::str::contains("run by retrylab 0.0.1"));
     assert!(!out.exists(), "a refused merge writes nothing");
+
+    command(&["merge", path(&shards), "--out", path(&shards.join("shard-0-of-2"))])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a shard folder"));
 
     command(&["merge", path(&study.root.join("unsharded")), "--out", path(&out)])
         .assert()
@@ -274,6 +321,59 @@ fn shard_auto_reads_slurm_kubernetes_and_aws_batch_indices() {
         .stderr(predicate::str::contains("numbered 0 to 2"));
 }
 
+/// The point files of a shard folder, sorted (so by point index).
+fn point_files(folder: &Path) -> Vec<PathBuf> {
+    finished_points(&folder.join("points")).into_iter().map(|(name, _)| folder.join("points").join(name)).collect()
+}
+
+#[test]
+fn merge_and_resume_check_every_point_file() {
+    let study = study();
+    let shards = study.root.join("shards");
+    for shard in ["0/2", "1/2"] {
+        study.shard(shard, &shards, &[]).success();
+    }
+    let folder = shards.join("shard-1-of-2");
+    let files = point_files(&folder);
+    let out = study.root.join("merged");
+
+    // A flipped byte: merge refuses; --resume reruns that point and the merge is whole again.
+    let original = std::fs::read(&files[2]).unwrap();
+    let mut damaged = original.clone();
+    damaged[original.len() / 2] ^= 1;
+    std::fs::write(&files[2], &damaged).unwrap();
+    command(&["merge", path(&shards), "--out", path(&out)])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("checksum does not match").and(predicate::str::contains("--resume")));
+    assert!(!out.exists(), "a refused merge writes nothing");
+    study.shard("1/2", &shards, &["--resume"]).success().stderr(predicate::str::contains("running its point again"));
+    assert_eq!(std::fs::read(&files[2]).unwrap(), original, "the rerun point is stored as before");
+
+    // A file with a valid checksum that lacks the model's metrics: merge refuses it (no panic), resume reruns it.
+    let mut forged = codec::decode(&original).unwrap();
+    forged.runs.iter_mut().for_each(|run| run.output.metrics.pop().map(drop).unwrap_or_default());
+    let bytes = codec::encode(&forged.fingerprint, forged.point, forged.point_hash, &forged.runs);
+    std::fs::write(&files[2], bytes).unwrap();
+    command(&["merge", path(&shards), "--out", path(&out)])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("metrics and"));
+    assert!(!out.exists(), "a refused merge writes nothing");
+    study.shard("1/2", &shards, &["--resume"]).success().stderr(predicate::str::contains("ignoring it"));
+    assert_eq!(std::fs::read(&files[2]).unwrap(), original);
+
+    // A copy of one point's file under another name (a sync tool's conflict copy) is not counted twice.
+    let copy = folder.join("points").join("p0000000-conflict-copy.bin");
+    std::fs::copy(&files[0], &copy).unwrap();
+    study
+        .shard("1/2", &shards, &["--resume"])
+        .success()
+        .stderr(predicate::str::contains("its name is not its point's"));
+    command(&["merge", path(&shards), "--out", path(&out), "--quiet"]).assert().success();
+    assert_same_results(&study.unsharded, &out);
+}
+
 /// Enough work (12 points of about 0.1 s each on one thread) that a kill lands in the middle.
 const SLOW: &str = r#"schema_version = 1
 name = "slow"
@@ -295,9 +395,8 @@ clients = [1000, 1050, 1100, 1150, 1200, 1250, 1300, 1350, 1400, 1450, 1500, 155
 "#;
 
 /// Starts `args`, waits until `points` holds two finished point files, and kills the process (a preempted job).
-/// Should the machine finish first, the last half of the points and the completion marker are removed instead,
-/// which leaves the folder as a kill would have.
-fn interrupt(args: &[&str], points: &Path, marker: &Path) {
+/// Should the machine finish first, `restore` puts the folder in the state a kill leaves instead.
+fn interrupt(args: &[&str], points: &Path, restore: &dyn Fn()) {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_retrylab"))
         .args(args)
         .stdout(std::process::Stdio::null())
@@ -312,13 +411,17 @@ fn interrupt(args: &[&str], points: &Path, marker: &Path) {
         std::thread::sleep(Duration::from_millis(5));
     }
     let _ = child.kill();
-    let status = child.wait().unwrap();
-    if status.success() {
-        let files: Vec<String> = finished_points(points).into_iter().map(|(name, _)| name).collect();
-        for name in &files[files.len() / 2..] {
-            std::fs::remove_file(points.join(name)).unwrap();
-        }
-        let _ = std::fs::remove_file(marker);
+    if child.wait().unwrap().success() {
+        restore();
+    }
+}
+
+/// Copies `study.json` and the first `count` point files of shard folder `from` into `to` (made if needed).
+fn copy_partial_shard(from: &Path, to: &Path, count: usize) {
+    std::fs::create_dir_all(to.join("points")).unwrap();
+    std::fs::copy(from.join("study.json"), to.join("study.json")).unwrap();
+    for file in point_files(from).iter().take(count) {
+        std::fs::copy(file, to.join("points").join(file.file_name().unwrap())).unwrap();
     }
 }
 
@@ -346,7 +449,11 @@ fn resume_after_a_kill_reruns_only_the_unfinished_points() {
     let shards = dir.path().join("shards");
     let folder = shards.join("shard-0-of-1");
     let args = ["run", path(&scenario), "--shard", "0/1", "--out", path(&shards), "--threads", "1"];
-    interrupt(&args, &folder.join("points"), &folder.join("shard.json"));
+    let cut_back = || {
+        std::fs::remove_file(folder.join("shard.json")).unwrap();
+        point_files(&folder).iter().skip(5).for_each(|file| std::fs::remove_file(file).unwrap());
+    };
+    interrupt(&args, &folder.join("points"), &cut_back);
     assert!(!folder.join("shard.json").exists(), "an interrupted shard is not marked complete");
     let kept = finished_points(&folder.join("points"));
     assert!(kept.len() >= 2 && kept.len() < 12, "{kept:?}");
@@ -358,7 +465,7 @@ fn resume_after_a_kill_reruns_only_the_unfinished_points() {
         .assert()
         .success()
         .stdout(predicate::str::contains(format!("{} of 12 points already done", kept.len())))
-        .stdout(predicate::str::contains(format!("({} run now", 2 * (12 - kept.len()))));
+        .stdout(predicate::str::contains(format!("({} simulated now", 2 * (12 - kept.len()))));
     let after = finished_points(&folder.join("points"));
     assert_eq!(after.len(), 12);
     for entry in &kept {
@@ -370,11 +477,12 @@ fn resume_after_a_kill_reruns_only_the_unfinished_points() {
         assert_eq!(std::fs::read(reference.join(name)).unwrap(), std::fs::read(merged.join(name)).unwrap(), "{name}");
     }
 
-    // An unsharded run keeps the same checkpoint inside its output folder until its results are written.
+    // An unsharded run keeps the same checkpoint inside its output folder until its results are written: the
+    // whole sweep as shard 0/1, so the finished shard above holds the same point files.
     let out = dir.path().join("out");
     let checkpoint = out.join(".retrylab-checkpoint");
     let args = ["run", path(&scenario), "--out", path(&out), "--threads", "1"];
-    interrupt(&args, &checkpoint.join("points"), &out.join("summary.csv"));
+    interrupt(&args, &checkpoint.join("points"), &|| copy_partial_shard(&folder, &checkpoint, 5));
     let kept = finished_points(&checkpoint.join("points"));
     assert!(kept.len() >= 2 && kept.len() < 12, "{kept:?}");
     command(&[&args[..], &["--resume"]].concat())
@@ -386,8 +494,9 @@ fn resume_after_a_kill_reruns_only_the_unfinished_points() {
         assert_eq!(std::fs::read(reference.join(name)).unwrap(), std::fs::read(out.join(name)).unwrap(), "{name}");
     }
 
-    // A resumed run must be the same study: other replicates are refused, and the folder is left as it was.
-    interrupt(&args, &checkpoint.join("points"), &out.join("none"));
+    // A resumed run must be the same study: other replicates are refused before anything runs, and the folder is
+    // left as it was.
+    copy_partial_shard(&folder, &checkpoint, 4);
     let before = finished_points(&checkpoint.join("points"));
     command(&[&args[..], &["--resume", "--replicates", "3"]].concat())
         .assert()

@@ -13,7 +13,7 @@ use super::{RunOptions, default_out_dir, progress_bar};
 use crate::Error;
 use crate::report::{self, RunInfo, atomic};
 use crate::scenario::{PlannedPoint, Scenario};
-use crate::shard::codec::PointRecord;
+use crate::shard::folder::STUDY_FILE;
 use crate::shard::folder::StudyRecord;
 use crate::shard::merge::{find_shard_folders, merge as merge_shards};
 use crate::shard::{CHECKPOINT_DIR, ShardFolder, ShardManifest, ShardSpec, Study};
@@ -29,10 +29,8 @@ pub(super) fn run_one(
     stdout: &mut dyn Write,
 ) -> Result<(), Error> {
     let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
-    let folder_dir = if options.shard.is_some() { out.to_owned() } else { out.join(CHECKPOINT_DIR) };
-    let study = Study::of(scenario, points.len(), &options.set);
-    let (folder, stored) = ShardFolder::open(&folder_dir, StudyRecord::new(scenario, study, shard), options.resume)?;
-    let mut runs = reusable_runs(stored, points, shard, scenario.replicates);
+    let (folder_dir, record) = checkpoint(scenario, points, out, options);
+    let (folder, mut runs) = ShardFolder::open(&folder_dir, record, options.resume, points, scenario.model)?;
     let done: HashSet<usize> = runs.iter().map(|run| run.point).collect();
     let owned: Vec<PointWork> = points
         .iter()
@@ -54,6 +52,13 @@ pub(super) fn run_one(
             ),
         };
     }
+    if owned.is_empty() {
+        eprintln!(
+            "note: shard {shard} owns no runs of this sweep ({} in all); it writes an empty shard, which merge still \
+             expects",
+            points.len() * scenario.replicates as usize
+        );
+    }
     let work: Vec<PointWork> = owned.iter().filter(|share| !done.contains(&share.point)).cloned().collect();
     let total: u64 = work.iter().map(|share| share.replicates.len() as u64).sum();
     let label = match options.shard {
@@ -68,11 +73,13 @@ pub(super) fn run_one(
     bar.finish_and_clear();
     let elapsed_s = started.elapsed().as_secs_f64();
     let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
-    let timing = format!(
-        "{} run now in {elapsed_s:.2} s, {:.1} M events/s on {threads} threads",
-        fresh.len(),
-        fresh.iter().map(|run| run.output.events).sum::<u64>() as f64 / elapsed_s.max(1e-9) / 1e6
-    );
+    let timing = match fresh.len() {
+        0 => "all stored already".to_owned(),
+        ran => format!(
+            "{ran} simulated now in {elapsed_s:.2} s, {:.1} M events/s on {threads} threads",
+            fresh.iter().map(|run| run.output.events).sum::<u64>() as f64 / elapsed_s.max(1e-9) / 1e6
+        ),
+    };
     runs.extend(fresh);
     runs.sort_by_key(|run| (run.point, run.replicate));
     let truncated = runs.iter().filter(|run| run.output.truncated).count();
@@ -81,7 +88,7 @@ pub(super) fn run_one(
         let manifest = ShardManifest {
             record: folder.record.clone(),
             point_ids: owned.iter().map(|share| points[share.point].id()).collect(),
-            runs: runs.len() as u64,
+            runs: runs.len(),
             events: runs.iter().map(|run| run.output.events).sum(),
             truncated_runs: truncated,
             threads,
@@ -119,21 +126,17 @@ pub(super) fn run_one(
     Ok(())
 }
 
-/// The stored runs that match the plan (their point's parameters and the replicates this shard owns); any other
-/// point is reported and run again.
-fn reusable_runs(stored: Vec<PointRecord>, points: &[PlannedPoint], shard: ShardSpec, replicates: u32) -> Vec<Run> {
-    let mut runs = Vec::new();
-    for record in stored {
-        let planned = points.get(record.point);
-        let owned = shard.replicates_of(record.point, replicates);
-        let stored_replicates: Vec<u32> = record.runs.iter().map(|run| run.replicate).collect();
-        if planned.is_some_and(|p| p.hash == record.point_hash) && stored_replicates == owned {
-            runs.extend(record.runs);
-        } else {
-            eprintln!("warning: the checkpoint of point {} does not match the plan; running it again", record.point);
-        }
-    }
-    runs
+/// Where a run of `scenario` into `out` keeps its finished points, and the study it records there: the shard
+/// folder itself for a shard, else `<out>/.retrylab-checkpoint/` as shard 0/1.
+pub(super) fn checkpoint(
+    scenario: &Scenario,
+    points: &[PlannedPoint],
+    out: &Path,
+    options: &RunOptions,
+) -> (PathBuf, StudyRecord) {
+    let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
+    let dir = if options.shard.is_some() { out.to_owned() } else { out.join(CHECKPOINT_DIR) };
+    (dir, StudyRecord::new(scenario, Study::of(scenario, points.len(), &options.set), shard))
 }
 
 fn warn_truncated(scenario: &Scenario, truncated: usize, runs: usize) {
@@ -149,12 +152,25 @@ fn warn_truncated(scenario: &Scenario, truncated: usize, runs: usize) {
 /// `retrylab merge`: joins complete shard folders (or folders holding them) into one results folder, `out` or
 /// `results/<scenario stem>/`, with CSV and charts byte-identical to the unsharded run's.
 pub fn merge(dirs: &[PathBuf], out: Option<&Path>, quiet: bool, stdout: &mut dyn Write) -> Result<(), Error> {
+    let not_a_shard_folder = |out: &Path| {
+        if out.join(STUDY_FILE).exists() {
+            return Err(Error::Usage(format!(
+                "--out {} is a shard folder; write the merged results somewhere else (default: results/<stem>/)",
+                out.display()
+            )));
+        }
+        Ok(())
+    };
+    if let Some(out) = out {
+        not_a_shard_folder(out)?;
+    }
     let folders = find_shard_folders(dirs)?;
     let merged = merge_shards(&folders)?;
     let (scenario, points, runs) = (&merged.scenario, &merged.points, &merged.runs);
     let out = out.map_or_else(|| default_out_dir(scenario), Path::to_owned);
-    atomic::ensure_writable_dir(&out)?;
+    not_a_shard_folder(&out)?;
     let aggregate = report::aggregate(scenario.model, points.len(), runs);
+    atomic::ensure_writable_dir(&out)?;
     let manifests = merged.shards.iter().map(|(_, manifest)| manifest);
     let info = RunInfo {
         threads: manifests.clone().map(|manifest| manifest.threads).max().unwrap_or(1),

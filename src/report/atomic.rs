@@ -14,6 +14,17 @@ pub fn temporary_path(target: &Path) -> PathBuf {
     target.with_file_name(format!(".{}.partial-{name}", std::process::id()))
 }
 
+/// Removes the temporary files (see [`temporary_path`]) that writers killed mid-write left in `dir`, whatever
+/// their process. Best effort: one that cannot be removed is only clutter.
+pub fn remove_temporary_files(dir: &Path) {
+    for entry in fs::read_dir(dir).into_iter().flatten().filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') && name.contains(".partial-") {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Moves a finished temporary file into place.
 pub fn commit(temporary: &Path, target: &Path) -> Result<(), Error> {
     fs::rename(temporary, target).map_err(|source| Error::Write { path: target.to_owned(), source })

@@ -15,6 +15,8 @@ use sha2::{Digest, Sha256};
 use super::ShardSpec;
 use super::codec::{self, PointRecord};
 use crate::Error;
+use crate::engine::replicate_seed;
+use crate::model::ModelKind;
 use crate::report::{atomic, sha256_hex};
 use crate::scenario::{PlannedPoint, Scenario};
 use crate::sweep::Run;
@@ -92,6 +94,19 @@ pub struct StudyRecord {
     pub scenario_text: String,
 }
 
+impl StudyRecord {
+    pub fn new(scenario: &Scenario, study: Study, shard: ShardSpec) -> StudyRecord {
+        StudyRecord {
+            kind: KIND.to_owned(),
+            shard_format: SHARD_FORMAT,
+            study,
+            shard,
+            scenario_path: scenario.display_path(),
+            scenario_text: scenario.source.clone(),
+        }
+    }
+}
+
 /// `shard.json`: a complete shard.
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct ShardManifest {
@@ -99,73 +114,34 @@ pub struct ShardManifest {
     pub record: StudyRecord,
     /// The stable ids of the points this shard owns (it ran all of them, or the runs of them it owns).
     pub point_ids: Vec<String>,
-    pub runs: u64,
+    pub runs: usize,
     pub events: u64,
     /// Runs that stopped at `max_events_per_run`.
     pub truncated_runs: usize,
     pub threads: usize,
-    /// Seconds spent simulating, summed over the invocations that ran this shard's points.
+    /// Seconds the invocation that completed the shard spent simulating (not counting earlier, interrupted ones).
     pub elapsed_s: f64,
     pub command_line: Vec<String>,
 }
 
-/// An open shard folder.
+/// An open shard folder, locked against a second process running the same shard into it.
 pub struct ShardFolder {
     pub dir: PathBuf,
     pub record: StudyRecord,
     fingerprint: [u8; 32],
+    /// Holds an advisory lock on `.lock` while the folder is open; the system drops it if the process dies.
+    _lock: Option<fs::File>,
 }
 
 impl ShardFolder {
-    /// Opens `dir` for a run of `record`. Without `resume` it starts clean (removing this layout's files left by an
-    /// earlier run); with it, returns the point files already finished, after checking they belong to the same
-    /// study and shard (otherwise a [`Error::Shards`] names what differs). Damaged point files are reported and
-    /// run again.
-    pub fn open(dir: &Path, record: StudyRecord, resume: bool) -> Result<(ShardFolder, Vec<PointRecord>), Error> {
-        atomic::ensure_writable_dir(&dir.join(POINTS_DIR))?;
-        let fingerprint = record.study.fingerprint(&record.shard);
-        let folder = ShardFolder { dir: dir.to_owned(), record, fingerprint };
-        let mut done = Vec::new();
-        if resume && let Some(previous) = read_json::<StudyRecord>(&dir.join(STUDY_FILE))? {
-            folder.check_same_study(&previous)?;
-        }
-        remove_partial_files(&dir.join(POINTS_DIR));
-        if resume {
-            for path in folder.point_files()? {
-                let decoded = fs::read(&path).map_err(|e| e.to_string()).and_then(|bytes| codec::decode(&bytes));
-                match decoded {
-                    Ok(point) if point.fingerprint == folder.fingerprint => done.push(point),
-                    Ok(_) => {
-                        return Err(Error::Shards(format!(
-                            "{}: this point file belongs to another study or shard layout; run without --resume to \
-                             start {} afresh",
-                            path.display(),
-                            dir.display()
-                        )));
-                    }
-                    Err(problem) => eprintln!("warning: {}: {problem}; running its point again", path.display()),
-                }
-            }
-        } else {
-            let earlier = folder.point_files()?.len();
-            if earlier > 0 {
-                eprintln!(
-                    "note: {} held {earlier} finished points of an earlier run; starting afresh (--resume keeps them)",
-                    dir.display()
-                );
-            }
-            folder.clear()?;
-        }
-        let study_json = to_json(&folder.record);
-        atomic::write_atomic(&dir.join(STUDY_FILE), &study_json)?;
-        Ok((folder, done))
-    }
-
-    fn check_same_study(&self, previous: &StudyRecord) -> Result<(), Error> {
-        let mut differences = self.record.study.differences(&previous.study);
-        if previous.shard != self.record.shard {
+    /// Refuses (with an [`Error::Shards`] naming what differs) a `--resume` into `dir` when it holds another study
+    /// or shard layout. Called before anything runs, then again by [`ShardFolder::open`].
+    pub fn check_resumable(dir: &Path, record: &StudyRecord) -> Result<(), Error> {
+        let Some(previous) = read_json::<StudyRecord>(&dir.join(STUDY_FILE))? else { return Ok(()) };
+        let mut differences = record.study.differences(&previous.study);
+        if previous.shard != record.shard {
             let layout = |s: &ShardSpec| format!("{s} by {}", s.by);
-            differences.push(format!("shard {} vs {}", layout(&self.record.shard), layout(&previous.shard)));
+            differences.push(format!("shard {} vs {}", layout(&record.shard), layout(&previous.shard)));
         }
         if differences.is_empty() {
             return Ok(());
@@ -173,29 +149,83 @@ impl ShardFolder {
         Err(Error::Shards(format!(
             "--resume: {} holds runs of a different study (this run's value first: {}); run without --resume to \
              start it afresh",
-            self.dir.display(),
+            dir.display(),
             differences.join("; ")
         )))
     }
 
-    /// Removes the files an earlier run of this layout left (never anything else).
-    fn clear(&self) -> Result<(), Error> {
-        let remove = |path: &Path| match fs::remove_file(path) {
-            Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
-                Err(Error::Write { path: path.to_owned(), source })
-            }
-            _ => Ok(()),
-        };
-        remove(&self.dir.join(MANIFEST_FILE))?;
-        for path in self.point_files()? {
-            remove(&path)?;
+    /// Opens `dir` for a run of `record` over `points`. Without `resume` it starts clean (removing the files an
+    /// earlier run left); with it, returns the runs already stored that still fit the plan (the point's parameters,
+    /// the replicates this shard owns, the model's metrics), each point at most once; other point files are
+    /// reported and their points run again. Either way the folder is marked incomplete until
+    /// [`ShardFolder::finish`].
+    pub fn open(
+        dir: &Path,
+        record: StudyRecord,
+        resume: bool,
+        points: &[PlannedPoint],
+        model: ModelKind,
+    ) -> Result<(ShardFolder, Vec<Run>), Error> {
+        atomic::ensure_writable_dir(&dir.join(POINTS_DIR))?;
+        let lock = lock(dir)?;
+        if resume {
+            ShardFolder::check_resumable(dir, &record)?;
         }
-        Ok(())
+        let fingerprint = record.study.fingerprint(&record.shard);
+        let folder = ShardFolder { dir: dir.to_owned(), record, fingerprint, _lock: lock };
+        remove_file_if_present(&dir.join(MANIFEST_FILE))?;
+        atomic::remove_temporary_files(&dir.join(POINTS_DIR));
+        let mut runs = Vec::new();
+        if resume {
+            for path in point_files(dir)? {
+                runs.extend(folder.reusable_runs(&path, points, model)?);
+            }
+        } else {
+            let earlier = point_files(dir)?;
+            if !earlier.is_empty() {
+                eprintln!(
+                    "note: {} held {} finished points of an earlier run; starting afresh (--resume keeps them)",
+                    dir.display(),
+                    earlier.len()
+                );
+            }
+            earlier.iter().try_for_each(|path| remove_file_if_present(path))?;
+        }
+        atomic::write_atomic(&dir.join(STUDY_FILE), &to_json(&folder.record))?;
+        Ok((folder, runs))
     }
 
-    /// The point files present, sorted by name (so by point index).
-    fn point_files(&self) -> Result<Vec<PathBuf>, Error> {
-        point_files(&self.dir)
+    /// The runs of the point file at `path` if they can be reused: empty (with a warning) when the file is damaged
+    /// or does not fit the plan; an error when it belongs to another study.
+    fn reusable_runs(&self, path: &Path, points: &[PlannedPoint], model: ModelKind) -> Result<Vec<Run>, Error> {
+        let stored = match fs::read(path).map_err(|e| e.to_string()).and_then(|bytes| codec::decode(&bytes)) {
+            Ok(stored) => stored,
+            Err(problem) => {
+                eprintln!("warning: {}: {problem}; running its point again", path.display());
+                return Ok(Vec::new());
+            }
+        };
+        if stored.fingerprint != self.fingerprint {
+            return Err(Error::Shards(format!(
+                "{}: this point file belongs to another study or shard layout; run without --resume to start {} \
+                 afresh",
+                path.display(),
+                self.dir.display()
+            )));
+        }
+        let problem = match points.get(stored.point) {
+            None => Some(format!("point {} is not in the plan", stored.point)),
+            Some(point) => check_point(&stored, point, self.record.shard, &self.record.study, model)
+                .err()
+                .or_else(|| (point_path(&self.dir, point) != path).then(|| "its name is not its point's".to_owned())),
+        };
+        match problem {
+            None => Ok(stored.runs),
+            Some(problem) => {
+                eprintln!("warning: {}: {problem}; ignoring it", path.display());
+                Ok(Vec::new())
+            }
+        }
     }
 
     /// Stores one point's finished runs atomically.
@@ -211,19 +241,68 @@ impl ShardFolder {
 
     /// Removes the whole folder (an unsharded run's checkpoint, once its results are written).
     pub fn remove(self) -> Result<(), Error> {
-        fs::remove_dir_all(&self.dir).map_err(|source| Error::Write { path: self.dir, source })
+        fs::remove_dir_all(&self.dir).map_err(|source| Error::Write { path: self.dir.clone(), source })
     }
 }
 
-/// Removes temporary files a killed writer left behind (hidden `.<pid>.partial-<name>` files; see
-/// [`atomic::temporary_path`]). Best effort: a file that cannot be removed is only clutter.
-fn remove_partial_files(dir: &Path) {
-    for entry in fs::read_dir(dir).into_iter().flatten().filter_map(Result::ok) {
-        if entry.file_name().to_string_lossy().starts_with('.')
-            && entry.file_name().to_string_lossy().contains(".partial-")
-        {
-            let _ = fs::remove_file(entry.path());
+/// Checks a stored point against the plan: its parameters' hash, exactly the replicates `shard` owns in order,
+/// each with the seed its replicate gives, and the model's number of metrics and timeline series.
+pub fn check_point(
+    stored: &PointRecord,
+    point: &PlannedPoint,
+    shard: ShardSpec,
+    study: &Study,
+    model: ModelKind,
+) -> Result<(), String> {
+    if stored.point != point.index || stored.point_hash != point.hash {
+        return Err(format!("holds point {}, not point {} with these parameters", stored.point, point.index));
+    }
+    let expected = shard.replicates_of(point.index, study.replicates);
+    let got: Vec<u32> = stored.runs.iter().map(|run| run.replicate).collect();
+    if got != expected {
+        return Err(format!("holds replicates {got:?}, but shard {shard} owns {expected:?} of it"));
+    }
+    let (metrics, series) = (model.metrics().len(), model.timeline_series().len().max(1));
+    for run in &stored.runs {
+        if run.seed != replicate_seed(study.master_seed, point.hash, run.replicate) {
+            return Err(format!("replicate {} has seed {}, not the one its point gives", run.replicate, run.seed));
         }
+        if run.output.metrics.len() != metrics || run.output.timeline.len() % series != 0 {
+            return Err(format!(
+                "replicate {} has {} metrics and {} timeline values; the {} model records {metrics} metrics and \
+                 {series} series",
+                run.replicate,
+                run.output.metrics.len(),
+                run.output.timeline.len(),
+                model.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Takes the folder's advisory lock, refusing when another live process holds it. Where the filesystem cannot
+/// lock (some network filesystems), runs without one.
+fn lock(dir: &Path) -> Result<Option<fs::File>, Error> {
+    let path = dir.join(".lock");
+    let file = fs::File::create(&path).map_err(|source| Error::OutputFolder { path: dir.to_owned(), source })?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(fs::TryLockError::WouldBlock) => Err(Error::Shards(format!(
+            "another retrylab process is running in {} (it holds {}); wait for it to finish, or stop it first",
+            dir.display(),
+            path.display()
+        ))),
+        Err(fs::TryLockError::Error(_)) => Ok(None),
+    }
+}
+
+fn remove_file_if_present(path: &Path) -> Result<(), Error> {
+    match fs::remove_file(path) {
+        Err(source) if source.kind() != std::io::ErrorKind::NotFound => {
+            Err(Error::Write { path: path.to_owned(), source })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -232,8 +311,8 @@ pub fn point_path(dir: &Path, point: &PlannedPoint) -> PathBuf {
     dir.join(POINTS_DIR).join(format!("p{:07}-{}.bin", point.index, point.id()))
 }
 
-/// The point files in a shard folder, sorted by name.
-pub fn point_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
+/// The point files in a shard folder (finished ones, not temporaries), sorted by name.
+fn point_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
     let points = dir.join(POINTS_DIR);
     let entries = match fs::read_dir(&points) {
         Ok(entries) => entries,
@@ -285,15 +364,53 @@ fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
     bytes
 }
 
-impl StudyRecord {
-    pub fn new(scenario: &Scenario, study: Study, shard: ShardSpec) -> StudyRecord {
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shard::ShardBy;
+
+    fn record() -> StudyRecord {
         StudyRecord {
             kind: KIND.to_owned(),
             shard_format: SHARD_FORMAT,
-            study,
-            shard,
-            scenario_path: scenario.display_path(),
-            scenario_text: scenario.source.clone(),
+            study: Study {
+                retrylab_version: "test".into(),
+                scenario_sha256: "0".repeat(64),
+                overrides: Vec::new(),
+                master_seed: 1,
+                replicates: 2,
+                points: 3,
+            },
+            shard: ShardSpec { index: 0, count: 2, by: ShardBy::Runs },
+            scenario_path: "s.toml".into(),
+            scenario_text: String::new(),
         }
+    }
+
+    #[test]
+    fn a_second_writer_of_an_open_folder_is_refused_until_the_first_closes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, _) = ShardFolder::open(dir.path(), record(), false, &[], ModelKind::Occ).unwrap();
+        let second = ShardFolder::open(dir.path(), record(), true, &[], ModelKind::Occ);
+        assert!(matches!(&second, Err(Error::Shards(message)) if message.contains("another retrylab process")));
+        drop(first);
+        assert!(ShardFolder::open(dir.path(), record(), true, &[], ModelKind::Occ).is_ok());
+    }
+
+    #[test]
+    fn opening_marks_the_folder_incomplete_and_resume_checks_the_study() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(MANIFEST_FILE), b"{}").unwrap();
+        let (folder, _) = ShardFolder::open(dir.path(), record(), false, &[], ModelKind::Occ).unwrap();
+        assert!(!dir.path().join(MANIFEST_FILE).exists(), "a stale shard.json would claim the folder is complete");
+        drop(folder);
+        let mut other = record();
+        other.study.master_seed = 2;
+        let refused = ShardFolder::check_resumable(dir.path(), &other).unwrap_err().to_string();
+        assert!(refused.contains("seed 2 vs 1"), "{refused}");
+        other.study.master_seed = 1;
+        other.shard.by = ShardBy::Points;
+        let refused = ShardFolder::check_resumable(dir.path(), &other).unwrap_err().to_string();
+        assert!(refused.contains("shard 0/2 by points vs 0/2 by runs"), "{refused}");
     }
 }

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use super::codec;
 use super::folder::{self, MANIFEST_FILE, STUDY_FILE, ShardManifest};
 use crate::Error;
-use crate::engine::replicate_seed;
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::sweep::Run;
 
@@ -121,8 +120,8 @@ fn check_one_study(shards: &[(PathBuf, ShardManifest)]) -> Result<(), Error> {
         return Ok(());
     }
     Err(Error::Shards(format!(
-        "these shards come from different studies (first {}, then this shard's):\n{}\nmerge only shards of one study: the \
-         same scenario file, --set overrides, seed, replicates and retrylab version",
+        "these shards do not belong together (first {}, then this shard's):\n{}\nmerge only the shards of one run: \
+         the same scenario file, --set overrides, seed, replicates, retrylab version and --shard N and --shard-by",
         first_dir.display(),
         problems.join("\n")
     )))
@@ -142,12 +141,12 @@ fn check_every_shard_once(shards: &[(PathBuf, ShardManifest)], points: &[Planned
         let places: Vec<String> = dirs.iter().map(|dir| dir.display().to_string()).collect();
         let _ = writeln!(message, "shard {index}/{} is given {} times: {}", spec.count, dirs.len(), places.join(", "));
     }
-    let missing: Vec<u32> = (0..spec.count).filter(|index| !by_index.contains_key(index)).collect();
-    if !missing.is_empty() {
+    let missing = (0..spec.count).filter(|index| !by_index.contains_key(index));
+    if let Some(first_missing) = missing.clone().next() {
         let record = &shards[0].1.record;
-        let listed = listed(missing.iter().map(|index| format!("{index}/{}", spec.count)));
-        let _ = writeln!(message, "missing {} of {} shards: {listed}", missing.len(), spec.count);
-        let mut command = format!("retrylab run {} --shard {}/{}", record.scenario_path, missing[0], spec.count);
+        let (count, listed) = listed(missing, |index| format!("{index}/{}", spec.count));
+        let _ = writeln!(message, "missing {count} of {} shards: {listed}", spec.count);
+        let mut command = format!("retrylab run {} --shard {first_missing}/{}", record.scenario_path, spec.count);
         if spec.by != super::ShardBy::Runs {
             command.push_str(&format!(" --shard-by {}", spec.by));
         }
@@ -167,16 +166,14 @@ fn check_every_shard_once(shards: &[(PathBuf, ShardManifest)], points: &[Planned
     if message.is_empty() {
         return Ok(());
     }
-    let mut seen = vec![0u32; points.len() * replicates as usize];
-    for (_, manifest) in shards {
-        for point in points {
-            for r in manifest.record.shard.replicates_of(point.index, replicates) {
-                seen[point.index * replicates as usize + r as usize] += 1;
-            }
-        }
-    }
-    let message = message.trim_end().to_owned() + &coverage_problems(&seen, points, replicates).unwrap_or_default();
-    Err(Error::Shards(message))
+    let owned = shards.iter().flat_map(|(_, manifest)| {
+        let shard = manifest.record.shard;
+        points.iter().flat_map(move |point| {
+            shard.replicates_of(point.index, replicates).into_iter().map(move |r| (point.index, r))
+        })
+    });
+    let problems = coverage_problems(&count_runs(owned, points.len(), replicates), points, replicates);
+    Err(Error::Shards(message.trim_end().to_owned() + &problems.unwrap_or_default()))
 }
 
 /// Loads every shard's point files, checks each against the plan, and checks that together they hold every run
@@ -209,23 +206,12 @@ fn gather_runs(
             let bytes = std::fs::read(&path).map_err(|source| {
                 bad(format!("cannot read ({source}); the shard is incomplete: rerun it with --resume"))
             })?;
-            let stored = codec::decode(&bytes).map_err(|problem| bad(format!("{problem}; rerun the shard")))?;
-            if stored.fingerprint != fingerprint || stored.point != point.index || stored.point_hash != point.hash {
-                return Err(bad("belongs to another study, shard or point".into()));
+            let stored =
+                codec::decode(&bytes).map_err(|problem| bad(format!("{problem}; rerun the shard with --resume")))?;
+            if stored.fingerprint != fingerprint {
+                return Err(bad("belongs to another study or shard layout".into()));
             }
-            let expected = record.shard.replicates_of(point.index, replicates);
-            let got: Vec<u32> = stored.runs.iter().map(|run| run.replicate).collect();
-            if got != expected {
-                return Err(bad(format!("holds replicates {got:?}, but the shard owns {expected:?}")));
-            }
-            if let Some(run) =
-                stored.runs.iter().find(|run| run.seed != replicate_seed(scenario.seed, point.hash, run.replicate))
-            {
-                return Err(bad(format!(
-                    "replicate {} has seed {}, not the one its point gives",
-                    run.replicate, run.seed
-                )));
-            }
+            folder::check_point(&stored, point, record.shard, &record.study, scenario.model).map_err(bad)?;
             runs.extend(stored.runs);
         }
     }
@@ -236,14 +222,20 @@ fn gather_runs(
 
 /// Every (point, replicate) exactly once; otherwise the message lists the points with missing or repeated runs.
 fn check_coverage(runs: &[Run], points: &[PlannedPoint], replicates: u32) -> Result<(), Error> {
-    let mut seen = vec![0u32; points.len() * replicates as usize];
-    for run in runs {
-        seen[run.point * replicates as usize + run.replicate as usize] += 1;
-    }
+    let seen = count_runs(runs.iter().map(|run| (run.point, run.replicate)), points.len(), replicates);
     match coverage_problems(&seen, points, replicates) {
         None => Ok(()),
         Some(problems) => Err(Error::Shards(format!("the shards do not hold every run exactly once{problems}"))),
     }
+}
+
+/// How often each (point, replicate) occurs in `runs`, point-major.
+fn count_runs(runs: impl Iterator<Item = (usize, u32)>, points: usize, replicates: u32) -> Vec<u32> {
+    let mut seen = vec![0u32; points * replicates as usize];
+    for (point, replicate) in runs {
+        seen[point * replicates as usize + replicate as usize] += 1;
+    }
+    seen
 }
 
 /// Lines listing the points whose runs are missing (`seen` 0) or repeated (`seen` > 1); `None` when none are.
@@ -265,20 +257,30 @@ fn coverage_problems(seen: &[u32], points: &[PlannedPoint], replicates: u32) -> 
     let repeated = describe(|count| count > 1);
     let mut text = String::new();
     if !missing.is_empty() {
-        let _ = write!(text, "\nmissing runs of {} points: {}", missing.len(), listed(missing.into_iter()));
+        let (count, listed) = listed(missing.into_iter(), |line| line);
+        let _ = write!(text, "\nmissing runs of {count} points: {listed}");
     }
     if !repeated.is_empty() {
-        let _ = write!(text, "\nrepeated runs of {} points: {}", repeated.len(), listed(repeated.into_iter()));
+        let (count, listed) = listed(repeated.into_iter(), |line| line);
+        let _ = write!(text, "\nrepeated runs of {count} points: {listed}");
     }
     (!text.is_empty()).then_some(text)
 }
 
-/// At most [`LIST_AT_MOST`] items joined by ", ", then how many more there are.
-fn listed(items: impl Iterator<Item = String>) -> String {
-    let items: Vec<String> = items.collect();
-    let shown = items.iter().take(LIST_AT_MOST).cloned().collect::<Vec<_>>().join(", ");
-    match items.len().saturating_sub(LIST_AT_MOST) {
-        0 => shown,
-        more => format!("{shown} and {more} more"),
+/// How many `items` there are, and the first [`LIST_AT_MOST`] of them shown and joined by ", " (then "and N
+/// more"); only those are formatted, so a huge list costs no memory.
+fn listed<T>(items: impl Iterator<Item = T>, show: impl Fn(T) -> String) -> (usize, String) {
+    let mut shown = Vec::new();
+    let mut count = 0;
+    for item in items {
+        if count < LIST_AT_MOST {
+            shown.push(show(item));
+        }
+        count += 1;
+    }
+    let text = shown.join(", ");
+    match count.saturating_sub(LIST_AT_MOST) {
+        0 => (count, text),
+        more => (count, format!("{text} and {more} more")),
     }
 }

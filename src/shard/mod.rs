@@ -81,9 +81,10 @@ impl ShardSpec {
 
     /// `--shard auto`: the index (and count) an array-job scheduler gives this task, read through `var`.
     ///
-    /// Slurm: `SLURM_ARRAY_TASK_ID`, minus `SLURM_ARRAY_TASK_MIN`, over `SLURM_ARRAY_TASK_STEP`; the count is
-    /// `SLURM_ARRAY_TASK_COUNT` (else from `SLURM_ARRAY_TASK_MAX`); with `count_flag` (`--shard-count`) the task
-    /// id itself is the index, so some tasks of an array can be resubmitted on their own. Kubernetes Indexed Jobs
+    /// Slurm: the index is `SLURM_ARRAY_TASK_ID` and the count `SLURM_ARRAY_TASK_COUNT` (else
+    /// `SLURM_ARRAY_TASK_MAX` + 1) of an array submitted as `--array=0-<N-1>`; with `count_flag`
+    /// (`--shard-count`) any task id is taken as the index, so some tasks of an array can be resubmitted on their
+    /// own. Kubernetes Indexed Jobs
     /// (`JOB_COMPLETION_INDEX`) and AWS Batch array jobs (`AWS_BATCH_JOB_ARRAY_INDEX`) do not tell a task the
     /// count, so `count_flag` must.
     pub fn from_environment(
@@ -153,46 +154,39 @@ impl ShardSpec {
     }
 }
 
-/// A Slurm array task's 0-based position and the array's size: `(ID − MIN) / STEP` of `COUNT` (or of
-/// `(MAX − MIN) / STEP + 1`). Refuses arrays that do not start at 0 or whose ids are not evenly spaced from MIN to
-/// MAX: both are what resubmitting some tasks of an array looks like, and would silently renumber the shards.
+/// A Slurm array task's shard index and count: the task id of `SLURM_ARRAY_TASK_COUNT` (else of
+/// `SLURM_ARRAY_TASK_MAX` + 1). Refuses arrays that do not start at 0, are stepped or have gaps: that is what
+/// resubmitting some tasks of an array looks like, and numbering those tasks from 0 would silently renumber the
+/// shards.
 fn slurm_array_position(id: u64, number: &dyn Fn(&str) -> Result<Option<u64>, String>) -> Result<(u64, u64), String> {
     let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-    let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
-    let span = number("SLURM_ARRAY_TASK_MAX")?.filter(|&max| max >= min).map(|max| (max - min) / step + 1);
+    let step = number("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1);
+    let resubmission = |why: String| {
+        format!(
+            "--shard auto: this Slurm array {why}, which is what a resubmission of some tasks looks like (a whole \
+             array is --array=0-<N-1>); to rerun tasks of an N-task array add --shard-count N, which uses each task \
+             id as its shard index"
+        )
+    };
+    if min != 0 {
+        return Err(resubmission(format!("starts at task {min}, not 0")));
+    }
+    if step > 1 {
+        return Err(resubmission(format!("steps by {step}")));
+    }
+    let span = number("SLURM_ARRAY_TASK_MAX")?.map(|max| max + 1);
     let count = match (number("SLURM_ARRAY_TASK_COUNT")?, span) {
         (Some(count), Some(span)) if count != span => {
-            return Err(format!(
-                "--shard auto: this Slurm array has {count} tasks between ids {min} and {} (not an evenly spaced \
-                 range, so perhaps a resubmission of some tasks); add --shard-count N, the full shard count, to use \
-                 each task id as its shard index",
-                min + (span - 1) * step
-            ));
+            return Err(resubmission(format!("has {count} tasks with ids from 0 to {}", span - 1)));
         }
-        (Some(count), _) => count,
-        (None, Some(span)) => span,
+        (Some(count), _) | (None, Some(count)) => count,
         (None, None) => {
-            return Err("--shard auto: Slurm sets SLURM_ARRAY_TASK_ID but neither SLURM_ARRAY_TASK_COUNT nor a \
-                        SLURM_ARRAY_TASK_MAX ≥ SLURM_ARRAY_TASK_MIN"
+            return Err("--shard auto: Slurm sets SLURM_ARRAY_TASK_ID but neither SLURM_ARRAY_TASK_COUNT nor \
+                        SLURM_ARRAY_TASK_MAX"
                 .into());
         }
     };
-    if min != 0 {
-        return Err(format!(
-            "--shard auto: this Slurm array starts at task {min}, not 0, which is what a resubmission of some tasks \
-             looks like (a whole array is --array=0-<N-1>); to rerun tasks of an N-task array add --shard-count N, \
-             which uses each task id as its shard index"
-        ));
-    }
-    let offset = id.checked_sub(min).filter(|offset| offset % step == 0);
-    let index = offset.map(|offset| offset / step).filter(|&index| index < count).ok_or_else(|| {
-        format!(
-            "--shard auto: Slurm array task {id} is not one of {count} evenly spaced tasks from {min} (step {step}); \
-             submit a contiguous array such as --array=0-{}",
-            count.saturating_sub(1)
-        )
-    })?;
-    Ok((index, count))
+    Ok((id, count))
 }
 
 impl fmt::Display for ShardSpec {
@@ -256,17 +250,25 @@ mod tests {
         assert_eq!(from(&array, None).unwrap().to_string(), "2/3");
         let one_based = [("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "1"), ("SLURM_ARRAY_TASK_COUNT", "3")];
         assert!(from(&one_based, None).unwrap_err().contains("starts at task 1, not 0"));
-        // --array=0-6:2 (tasks 0, 2, 4, 6): task 4 is shard 2 of 4, with or without COUNT.
+        // --array=0-6:2 is refused: stepped ids would number the shards differently from a resubmission's.
         let stepped = [
             ("SLURM_ARRAY_TASK_ID", "4"),
             ("SLURM_ARRAY_TASK_MIN", "0"),
             ("SLURM_ARRAY_TASK_MAX", "6"),
             ("SLURM_ARRAY_TASK_STEP", "2"),
         ];
-        assert_eq!(from(&stepped, None).unwrap().to_string(), "2/4");
-        let gap =
-            from(&[("SLURM_ARRAY_TASK_ID", "9"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_COUNT", "3")], None);
-        assert!(gap.unwrap_err().contains("--array=0-2"));
+        assert!(from(&stepped, None).unwrap_err().contains("steps by 2"));
+        // Without COUNT the size comes from MAX.
+        let no_count = [("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_MAX", "4")];
+        assert_eq!(from(&no_count, None).unwrap().to_string(), "3/5");
+        // --array=0,2,5: ids with gaps.
+        let gaps = [
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_MAX", "5"),
+            ("SLURM_ARRAY_TASK_COUNT", "3"),
+        ];
+        assert!(from(&gaps, None).unwrap_err().contains("has 3 tasks with ids from 0 to 5"));
         // --array=5 alone, a lone resubmission, would otherwise run the whole sweep as shard 0 of 1.
         let lone = [("SLURM_ARRAY_TASK_ID", "5"), ("SLURM_ARRAY_TASK_MIN", "5"), ("SLURM_ARRAY_TASK_COUNT", "1")];
         assert!(from(&lone, None).unwrap_err().contains("resubmission"));
