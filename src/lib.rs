@@ -5,6 +5,8 @@
 //! - [`scenario`] reads a TOML study, checks it with located errors and expands its sweep into points;
 //! - [`model`] holds the systems under test (the AWS 2015 OCC row, …); each turns a point into a configuration;
 //! - [`sweep`] runs every (point, replicate) pair in parallel with seeds that do not depend on threads;
+//! - [`shard`] splits those pairs among processes or machines, stores each finished point losslessly, and merges
+//!   the shards back into the runs one process would have made;
 //! - [`report`] folds the runs into estimates with confidence intervals and writes CSV, a manifest and charts;
 //! - underneath, [`engine`] (integer time, a FIFO-on-ties event queue) and [`policy`] (backoff strategies and
 //!   retry limits) know nothing of each other.
