@@ -74,7 +74,8 @@ pub enum Command {
         #[arg(long, value_name = "I/N|auto", conflicts_with_all = ["trace", "show"])]
         shard: Option<String>,
         /// With --shard auto: the number of shards, for schedulers that do not tell a task (Kubernetes Indexed
-        /// Jobs: spec.completions; AWS Batch: the array size).
+        /// Jobs: spec.completions; AWS Batch: the array size). Under Slurm it makes each task id the shard index, to
+        /// resubmit some tasks of an array (--array=3,5).
         #[arg(long, value_name = "N", requires = "shard", value_parser = clap::value_parser!(u32).range(1..))]
         shard_count: Option<u32>,
         /// With --shard: own every N-th run (balanced) or every N-th point with all its replicates.
