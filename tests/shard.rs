@@ -263,6 +263,19 @@ fn merge_refuses_shards_of_another_seed_repeated_or_unfinished() {
         .stderr(predicate::str::contains("shard-1-of-2 is incomplete").and(predicate::str::contains("--resume")));
     assert!(!out.exists(), "a refused merge writes nothing");
 
+    // An unnamed scenario takes its name (and chart titles) from its file: copies under two names do not mix.
+    let unnamed = SWEEP.replace("name = \"sharded\"\n", "");
+    let copies = study.root.join("copies");
+    for (index, name) in ["a.toml", "b.toml"].iter().enumerate() {
+        let scenario = write_scenario(&study.root, name, &unnamed);
+        let shard = format!("{index}/2");
+        command(&["run", path(&scenario), "--shard", &shard, "--out", path(&copies), "--quiet"]).assert().success();
+    }
+    command(&["merge", path(&copies), "--out", path(&out)])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("scenario name a vs b"));
+
     // Shards of another build are refused even when they agree with each other.
     study.shard("1/2", &shards, &[]).success();
     for shard in ["shard-0-of-2", "shard-1-of-2"] {

@@ -32,10 +32,13 @@ const KIND: &str = "retrylab shard";
 /// Version of the shard folder layout and point file format.
 pub const SHARD_FORMAT: u32 = 1;
 
-/// What makes runs comparable: the same build, scenario text, overrides, seed and replicates give the same runs.
+/// What makes runs comparable: the same build, scenario text, overrides, seed and replicates give the same runs
+/// (and the same name, the same chart titles).
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct Study {
     pub retrylab_version: String,
+    /// The scenario's name (its `name`, else its file stem): chart titles show it.
+    pub scenario_name: String,
     pub scenario_sha256: String,
     /// The `--set KEY=VALUE` overrides, in order.
     pub overrides: Vec<String>,
@@ -48,6 +51,7 @@ impl Study {
     pub fn of(scenario: &Scenario, points: usize, overrides: &[String]) -> Study {
         Study {
             retrylab_version: env!("CARGO_PKG_VERSION").to_owned(),
+            scenario_name: scenario.name.clone(),
             scenario_sha256: sha256_hex(scenario.source.as_bytes()),
             overrides: overrides.to_vec(),
             master_seed: scenario.seed,
@@ -72,6 +76,7 @@ impl Study {
             }
         };
         check("retrylab version", self.retrylab_version.clone(), other.retrylab_version.clone());
+        check("scenario name", self.scenario_name.clone(), other.scenario_name.clone());
         check("scenario sha256", self.scenario_sha256.clone(), other.scenario_sha256.clone());
         check("overrides", format!("[{}]", self.overrides.join(", ")), format!("[{}]", other.overrides.join(", ")));
         check("seed", self.master_seed.to_string(), other.master_seed.to_string());
@@ -375,6 +380,7 @@ mod tests {
             shard_format: SHARD_FORMAT,
             study: Study {
                 retrylab_version: "test".into(),
+                scenario_name: "s".into(),
                 scenario_sha256: "0".repeat(64),
                 overrides: Vec::new(),
                 master_seed: 1,
