@@ -32,14 +32,7 @@ pub(super) fn run_one(
     let (folder_dir, record) = checkpoint(scenario, points, out, options);
     let (folder, mut runs) = ShardFolder::open(&folder_dir, record, options.resume, points, scenario.model)?;
     let done: HashSet<usize> = runs.iter().map(|run| run.point).collect();
-    let owned: Vec<PointWork> = points
-        .iter()
-        .map(|point| PointWork {
-            point: point.index,
-            replicates: shard.replicates_of(point.index, scenario.replicates),
-        })
-        .filter(|share| !share.replicates.is_empty())
-        .collect();
+    let owned = shard.work(points.len(), scenario.replicates);
     if options.resume && !options.quiet {
         let _ = match done.len() {
             0 => writeln!(stdout, "{}: nothing to resume in {}", scenario.name, folder.dir.display()),

@@ -67,7 +67,7 @@ impl Study {
         Sha256::digest(text.as_bytes()).into()
     }
 
-    /// How `other` differs from this study, one phrase per field ("seed 42 here, 7 there").
+    /// How `other` differs from this study, one phrase per field, this study's value first ("seed 42 vs 7").
     pub fn differences(&self, other: &Study) -> Vec<String> {
         let mut found = Vec::new();
         let mut check = |name: &str, here: String, there: String| {

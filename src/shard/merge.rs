@@ -166,18 +166,17 @@ fn check_every_shard_once(shards: &[(PathBuf, ShardManifest)], points: &[Planned
     if message.is_empty() {
         return Ok(());
     }
-    let owned = shards.iter().flat_map(|(_, manifest)| {
-        let shard = manifest.record.shard;
-        points.iter().flat_map(move |point| {
-            shard.replicates_of(point.index, replicates).into_iter().map(move |r| (point.index, r))
-        })
-    });
+    let owned = shards
+        .iter()
+        .flat_map(|(_, manifest)| manifest.record.shard.work(points.len(), replicates))
+        .flat_map(|share| share.replicates.into_iter().map(move |replicate| (share.point, replicate)));
     let problems = coverage_problems(&count_runs(owned, points.len(), replicates), points, replicates);
     Err(Error::Shards(message.trim_end().to_owned() + &problems.unwrap_or_default()))
 }
 
-/// Loads every shard's point files, checks each against the plan, and checks that together they hold every run
-/// of the sweep exactly once.
+/// Loads every shard's point files and checks each against the plan: that it holds exactly the replicates its
+/// shard owns. With every shard of the layout present once (checked before), that is every run exactly once,
+/// since the ownership rule partitions the runs (`ShardSpec::replicates_of`).
 fn gather_runs(
     shards: &[(PathBuf, ShardManifest)],
     scenario: &Scenario,
@@ -189,7 +188,7 @@ fn gather_runs(
         let record = &manifest.record;
         let fingerprint = record.study.fingerprint(&record.shard);
         let owned: Vec<&PlannedPoint> =
-            points.iter().filter(|point| !record.shard.replicates_of(point.index, replicates).is_empty()).collect();
+            record.shard.work(points.len(), replicates).iter().map(|share| &points[share.point]).collect();
         let owned_ids: Vec<String> = owned.iter().map(|point| point.id()).collect();
         if owned_ids != manifest.point_ids {
             return Err(Error::Results {
@@ -216,17 +215,7 @@ fn gather_runs(
         }
     }
     runs.sort_by_key(|run| (run.point, run.replicate));
-    check_coverage(&runs, points, replicates)?;
     Ok(runs)
-}
-
-/// Every (point, replicate) exactly once; otherwise the message lists the points with missing or repeated runs.
-fn check_coverage(runs: &[Run], points: &[PlannedPoint], replicates: u32) -> Result<(), Error> {
-    let seen = count_runs(runs.iter().map(|run| (run.point, run.replicate)), points.len(), replicates);
-    match coverage_problems(&seen, points, replicates) {
-        None => Ok(()),
-        Some(problems) => Err(Error::Shards(format!("the shards do not hold every run exactly once{problems}"))),
-    }
 }
 
 /// How often each (point, replicate) occurs in `runs`, point-major.

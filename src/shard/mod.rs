@@ -14,6 +14,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::sweep::PointWork;
+
 pub use folder::{CHECKPOINT_DIR, ShardFolder, ShardManifest, Study};
 
 /// What a shard owns: runs or whole points, round-robin over the canonical order.
@@ -137,6 +139,15 @@ impl ShardSpec {
     /// The folder name that tags a shard's outputs: `shard-I-of-N`.
     pub fn folder_name(&self) -> String {
         format!("shard-{}-of-{}", self.index, self.count)
+    }
+
+    /// The points of a sweep of `points` × `replicates` this shard owns any runs of, in canonical order, each with
+    /// the replicates it owns.
+    pub fn work(&self, points: usize, replicates: u32) -> Vec<PointWork> {
+        (0..points)
+            .map(|point| PointWork { point, replicates: self.replicates_of(point, replicates) })
+            .filter(|share| !share.replicates.is_empty())
+            .collect()
     }
 
     /// The replicates of `point` this shard runs (ascending; empty when it owns none).
