@@ -153,3 +153,15 @@ pub enum Command {
         out: Option<PathBuf>,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks (conflicting flags, bad defaults, duplicate names), which otherwise only
+    /// run when the offending subcommand is parsed.
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

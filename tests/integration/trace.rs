@@ -1,11 +1,9 @@
 //! `--trace`: every committed scenario exports a structurally valid Chrome trace of one replicate.
 
-mod common;
-
 use std::collections::HashMap;
 use std::path::Path;
 
-use common::retrylab;
+use crate::common::retrylab;
 
 /// (start µs, end µs, hedge?) of one span.
 type Interval = (f64, f64, bool);

@@ -3,13 +3,11 @@
 //! unfinished and foreign shards without writing anything; `--shard auto` reads Slurm, Kubernetes and AWS Batch
 //! indices; `--resume` after a kill reruns only the unfinished points.
 
-mod common;
-
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{listing, retrylab, write_scenario};
+use crate::common::{listing, retrylab, write_scenario};
 use predicates::prelude::*;
 use retrylab::shard::codec;
 

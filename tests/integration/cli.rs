@@ -1,9 +1,7 @@
 //! The real binary, driven as a user would: outputs, help, and bad input (exit code 2, a located message, no
 //! panic, nothing written).
 
-mod common;
-
-use common::{SMALL, listing, retrylab, write_scenario};
+use crate::common::{SMALL, listing, retrylab, write_scenario};
 use predicates::prelude::*;
 
 const EXPECTED_FILES: &[&str] = &[

@@ -1,10 +1,8 @@
 //! Same scenario and seed → byte-identical CSV, whatever the thread count, on every run.
 
-mod common;
-
 use std::path::Path;
 
-use common::{SMALL, retrylab, write_scenario};
+use crate::common::{SMALL, retrylab, write_scenario};
 
 fn run(scenario: &Path, out: &Path, threads: &str, seed: &str) {
     retrylab()

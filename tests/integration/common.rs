@@ -1,7 +1,5 @@
 //! Helpers shared by the integration tests: the real binary and small scenario files.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;

@@ -4,13 +4,11 @@
 //! The rendering test needs `chromium` on the PATH. Without it the test prints a note and passes, unless
 //! `RETRYLAB_REQUIRE_CHROMIUM=1` (set by `.ci/run`, which installs Chromium), when it fails.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::common::{SMALL, listing, retrylab, write_scenario};
 use assert_cmd::Command;
-use common::{SMALL, listing, retrylab, write_scenario};
 
 /// The small OCC sweep with HTML-special characters in its name, description and comments.
 fn scenario_text() -> String {

@@ -2,12 +2,10 @@
 //! --show`, `plot` (charts redrawn byte for byte) and `compare`, and their bad input (exit code 2, a message that
 //! names the path, nothing written).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{SMALL, listing, retrylab, write_scenario};
+use crate::common::{SMALL, listing, retrylab, write_scenario};
 use predicates::prelude::*;
 
 /// A small server scenario with a fault window (shaded in the over-time charts) and a latency CDF.

@@ -1,0 +1,12 @@
+//! retrylab's integration tests, one binary (one link on a 2-core machine instead of one per file). Most drive the
+//! real `retrylab` binary as a user would; the statistical ones (AWS claims, queueing theory) call the library.
+
+mod aws_claims;
+mod cli;
+mod common;
+mod determinism;
+mod queueing_theory;
+mod report_html;
+mod shard;
+mod trace;
+mod view;
