@@ -5,8 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use retrylab::engine::SimDuration;
 use retrylab::model::{ModelKind, RunSettings, Value};
+use retrylab::time::SimDuration;
 
 /// A configuration of `kind` with every default, then `changes` applied.
 fn point(kind: ModelKind, changes: &[(&str, Value)]) -> retrylab::model::ModelConfig {

@@ -45,6 +45,7 @@ pub mod scenario;
 pub mod shard;
 pub mod stats;
 pub mod sweep;
+pub mod time;
 pub mod workload;
 
 pub use error::{Error, Result};

@@ -1,6 +1,6 @@
 //! Per-run measurement helpers shared by the models.
 
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// The most buckets a timeline keeps (16 MiB of counters a series); later times are not recorded, so a run that
 /// lasts far longer than its bucket width cannot exhaust memory.

@@ -4,9 +4,10 @@
 
 use rayon::prelude::*;
 
-use crate::engine::{SimDuration, replicate_seed};
+use crate::engine::replicate_seed;
 use crate::model::{RunOutput, RunSettings};
 use crate::scenario::{PlannedPoint, Scenario};
+use crate::time::SimDuration;
 
 /// One finished replicate.
 #[derive(Debug, Clone)]

@@ -5,7 +5,7 @@
 //! After the last point the rate holds. Examples: `"0s=40, 20s=80, 25s=40"` (a 5 s spike),
 //! `"0s=40, ~30s=80, ~60s=0"` (a slow ramp up and down).
 
-use crate::engine::{SimTime, parse_duration};
+use crate::time::{SimTime, parse_duration};
 
 /// The syntax, for error messages and `retrylab strategies`.
 pub const SCHEDULE_SYNTAX: &str = "\"0s=40, 20s=80, 25s=40\": TIME=RATE points from 0s; `~TIME=RATE` ramps to a point";

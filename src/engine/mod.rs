@@ -1,14 +1,10 @@
 //! The discrete-event engine: integer virtual time, a deterministic event queue, seeded random streams.
 //! It knows nothing about clients, servers or retries; models plug in through [`Model`].
 
-mod duration_text;
 mod queue;
 mod rng;
 mod sim;
-mod time;
 
-pub use duration_text::{UNITS as DURATION_UNITS, parse_duration};
 pub use queue::EventQueue;
 pub use rng::{SimRng, mix64, replicate_seed, sim_rng, stable_hash};
 pub use sim::{Model, RunLimit, RunStats, Scheduler, run};
-pub use time::{SimDuration, SimTime};

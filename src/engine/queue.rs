@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::time::SimTime;
+use crate::time::SimTime;
 
 struct Entry<E> {
     key: u128,

@@ -2,7 +2,7 @@
 //! schedules follow-up events through the [`Scheduler`]. The loop knows nothing of what the events mean.
 
 use super::queue::EventQueue;
-use super::time::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// A system under simulation: it reacts to its own events and schedules new ones.
 pub trait Model {

@@ -19,7 +19,8 @@ use rand_distr::{Distribution, Poisson};
 
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, RunSettings, Section};
 use super::{SimModel, Value};
-use crate::engine::{SimDuration, SimRng, SimTime, sim_rng};
+use crate::engine::{SimRng, sim_rng};
+use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
 use crate::policy::{BackoffMemory, BackoffParams, RetryAfterPolicy, RetryDecision, RetryPolicy, Strategy};
 

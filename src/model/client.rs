@@ -5,10 +5,10 @@
 //! use when their own `limiter` is `"none"`.
 
 use super::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
-use crate::engine::SimDuration;
 use crate::policy::limiters::Limiter;
 use crate::policy::presets::{self, Preset};
 use crate::policy::{BackoffParams, RetryAfterPolicy, RetryPolicy, Strategy};
+use crate::time::SimDuration;
 
 /// The client policy parameters, in the order they appear in outputs.
 pub const CLIENT_PARAMS: &[ParamSpec] = &[

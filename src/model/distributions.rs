@@ -4,7 +4,8 @@ use rand::RngExt;
 use rand_distr::{Distribution, Exp, LogNormal};
 
 use super::params::ParamError;
-use crate::engine::{SimDuration, SimRng};
+use crate::engine::SimRng;
+use crate::time::SimDuration;
 
 /// A non-negative random duration.
 #[derive(Clone, Debug)]

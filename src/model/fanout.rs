@@ -11,7 +11,8 @@ use super::trace::{MAX_TRACE_SPANS, Span};
 use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, RunSettings, Section};
 use super::{SimModel, Value};
-use crate::engine::{SimDuration, SimTime, sim_rng};
+use crate::engine::sim_rng;
+use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, LatencyHistogram};
 use crate::policy::{HEDGE_NAMES, Hedge};
 

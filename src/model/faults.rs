@@ -6,7 +6,7 @@
 //! takes F times longer). Example:
 //! `"20s..25s black-hole, 40s..50s slowdown x3"`.
 
-use crate::engine::{SimTime, parse_duration};
+use crate::time::{SimTime, parse_duration};
 
 pub const FAULT_SYNTAX: &str = "\"20s..25s black-hole, 40s..50s slowdown x3\": START..END fail-fast | reset | black-hole | slowdown xF, in time order";
 

@@ -3,8 +3,8 @@
 //! means the shipped default in the limiter's doc comment, so adding them changed no existing point's seed.
 
 use super::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
-use crate::engine::SimDuration;
 use crate::policy::limiters::{CircuitBreaker, DepositRule, GrpcThrottle, Limiter, RetryTokenBucket};
+use crate::time::SimDuration;
 
 const fn tuning(key: &'static str, kind: ParamKind, help: &'static str) -> ParamSpec {
     ParamSpec { section: Section::Client, key, kind, default: ParamDefault::Unset, help }

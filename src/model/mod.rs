@@ -10,7 +10,7 @@ pub mod limiter_params;
 pub mod params;
 pub mod trace;
 
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 pub use params::{ParamDefault, ParamError, ParamKind, ParamSpec, Part, PartTable, Point, Section, Value};
 
 /// One output metric: a column `name` in runs.csv, and `name_mean`/`name_sd`/`name_ci95` in summary.csv.
@@ -59,7 +59,7 @@ pub struct RunOutput {
     /// Latencies of successful requests, for models that measure them (the CDF chart).
     pub latency: Option<crate::metrics::SparseHistogram>,
     /// Spans of time the charts shade (fault windows, a trigger), as (start, end).
-    pub highlights: Vec<(crate::engine::SimTime, crate::engine::SimTime)>,
+    pub highlights: Vec<(crate::time::SimTime, crate::time::SimTime)>,
     /// One per attempt when [`RunSettings::trace`] was set, else empty.
     pub spans: Vec<trace::Span>,
 }

@@ -12,7 +12,8 @@ use rand_distr::{Distribution, Normal};
 use super::client::{CLIENT_PARAMS, retry_policy};
 use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
 use super::trace::Tracer;
-use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
+use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
+use crate::time::{SimDuration, SimTime};
 use crate::metrics::BucketCounter;
 use crate::policy::{BackoffMemory, RetryDecision, RetryPolicy};
 

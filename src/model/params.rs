@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 
 /// The scenario-file table a parameter lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

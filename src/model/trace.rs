@@ -3,7 +3,7 @@
 //!
 //! [`RunSettings::trace`]: super::RunSettings::trace
 
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// A trace keeps at most this many spans (about 75 MB of JSON); later attempts are left out.
 pub const MAX_TRACE_SPANS: usize = 250_000;

@@ -1,6 +1,6 @@
 //! Which answers are worth retrying, and how a server's Retry-After hint changes the sleep.
 
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 
 /// An answer as a client sees it: the status code (0 when the connection was reset before any status) and
 /// whether the body says the failure is temporary.

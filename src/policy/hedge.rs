@@ -1,7 +1,7 @@
 //! Hedged requests (Dean & Barroso, "The Tail at Scale", 2013): a caller sends a second copy of an attempt that
 //! is still unanswered after a while, takes whichever answer comes first and cancels the other copy.
 
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 
 /// The names a scenario uses for `hedge`.
 pub const HEDGE_NAMES: &[&str] = &["off", "fixed", "percentile"];

@@ -15,3 +15,10 @@ pub use hedge::{HEDGE_NAMES, Hedge};
 pub use presets::Preset;
 pub use retry::{GiveUpReason, RetryDecision, RetryPolicy};
 pub use token_bucket::TokenBucket;
+
+/// A seeded generator for the policy tests: the same Xoshiro256++ stream the simulations use, built here so that
+/// policy does not import the engine even in its tests.
+#[cfg(test)]
+pub(crate) fn test_rng(seed: u64) -> rand_xoshiro::Xoshiro256PlusPlus {
+    rand::SeedableRng::seed_from_u64(seed)
+}

@@ -4,7 +4,7 @@ use rand::Rng;
 
 use super::backoff::{BackoffMemory, BackoffParams, Strategy};
 use super::classify::RetryAfterPolicy;
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 
 /// A client's retry policy: a backoff strategy with its parameters, plus the limits that end the retrying.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -63,7 +63,7 @@ impl RetryPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::sim_rng;
+    use crate::policy::test_rng;
 
     fn policy(max_attempts: Option<u32>, deadline: Option<SimDuration>) -> RetryPolicy {
         RetryPolicy {
@@ -77,7 +77,7 @@ mod tests {
 
     #[test]
     fn max_attempts_counts_the_first_try() {
-        let mut rng = sim_rng(0);
+        let mut rng = test_rng(0);
         let mut memory = BackoffMemory::default();
         let three = policy(Some(3), None);
         let decide =
@@ -89,7 +89,7 @@ mod tests {
 
     #[test]
     fn deadline_stops_a_sleep_that_would_overrun_it() {
-        let mut rng = sim_rng(0);
+        let mut rng = test_rng(0);
         let mut memory = BackoffMemory::default();
         let p = policy(None, Some(SimDuration::from_millis(100)));
         let at = |ms| SimDuration::from_millis(ms);
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn an_honoured_hint_replaces_the_backoff_and_counts_against_the_deadline() {
-        let mut rng = sim_rng(0);
+        let mut rng = test_rng(0);
         let mut memory = BackoffMemory::default();
         let p = policy(None, Some(SimDuration::from_secs(10)));
         let hint = Some(SimDuration::from_secs(3));

@@ -4,7 +4,7 @@
 //! is one token interval (1/rate) after the previous one, starting when the next token is due. Clients that
 //! honour their hints therefore return spread out at the rate the bucket can admit, instead of all at once.
 
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TokenBucket {

@@ -32,7 +32,7 @@ pub fn lanes(spans: &[Span]) -> Vec<u32> {
     let mut order: Vec<usize> = (0..spans.len()).collect();
     order.sort_by_key(|&i| (spans[i].owner, spans[i].layer, spans[i].start, spans[i].end, i));
     let mut lane_of = vec![0_u32; spans.len()];
-    let mut lane_ends: Vec<crate::engine::SimTime> = Vec::new();
+    let mut lane_ends: Vec<crate::time::SimTime> = Vec::new();
     let mut group = None;
     for i in order {
         let key = (spans[i].owner, spans[i].layer);
@@ -156,7 +156,7 @@ pub fn chrome_trace_json(spans: &[Span], context: &TraceContext<'_>) -> Vec<u8> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{SimDuration, SimTime};
+    use crate::time::{SimDuration, SimTime};
 
     fn span(owner: u32, start_ms: u64, end_ms: u64) -> Span {
         Span {

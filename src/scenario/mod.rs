@@ -32,14 +32,14 @@ mod value;
 
 use std::path::{Path, PathBuf};
 
-pub use crate::engine::parse_duration;
+pub use crate::time::parse_duration;
 pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
 pub use error::{InputError, LineCol, Origin};
 pub use parts::PartOrigins;
 pub use plan::{PlannedPoint, plan};
 
-use crate::engine::SimDuration;
 use crate::model::{ModelKind, ParamSpec, Part, Value};
+use crate::time::SimDuration;
 
 /// The only schema version this build reads.
 pub const SCHEMA_VERSION: i64 = 1;

@@ -13,9 +13,9 @@ use super::{
     ChartOptions, DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TIMELINE_BUCKET, SCHEMA_VERSION, Scenario, Setting,
     SweepAxis,
 };
-use crate::engine::SimDuration;
-use crate::engine::parse_duration;
 use crate::model::{ModelKind, ParamDefault, ParamKind, ParamSpec, Section, Value};
+use crate::time::SimDuration;
+use crate::time::parse_duration;
 
 const TOP_LEVEL_KEYS: &[&str] = &[
     "schema_version",

@@ -5,8 +5,8 @@ use std::ops::Range;
 use toml::de::DeValue;
 
 use super::error::{InputError, Locator};
-use crate::engine::parse_duration;
 use crate::model::{ParamKind, ParamSpec, Value};
+use crate::time::parse_duration;
 
 /// The TOML type of a value, for "expected X, found Y" messages.
 pub fn type_name(value: &DeValue<'_>) -> &'static str {

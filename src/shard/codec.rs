@@ -10,10 +10,10 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::engine::SimTime;
 use crate::metrics::SparseHistogram;
 use crate::model::RunOutput;
 use crate::sweep::Run;
+use crate::time::SimTime;
 
 const MAGIC: &[u8; 8] = b"RLPOINT1";
 const DIGEST_BYTES: usize = 32;
@@ -192,8 +192,8 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::SimDuration;
     use crate::metrics::LatencyHistogram;
+    use crate::time::SimDuration;
 
     fn sample_runs() -> Vec<Run> {
         let mut histogram = LatencyHistogram::default();

@@ -25,7 +25,7 @@ use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, RunOutput, RunSettings};
 use super::limiter_params::{LIMITER_TUNING_KEYS, LIMITER_TUNING_PARAMS, tuned_limiter};
 use super::{Section, SimModel, Value};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use crate::policy::limiters::{LIMITER_NAMES, Limiter};
 use crate::policy::presets::{self, Preset};
 use crate::policy::{BackoffParams, HEDGE_NAMES, Hedge, RetryAfterPolicy, RetryPolicy, Strategy};

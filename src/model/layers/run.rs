@@ -7,7 +7,8 @@ use std::collections::VecDeque;
 use rand::RngExt;
 
 use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
-use crate::engine::{Model, Scheduler, SimDuration, SimRng, SimTime, run, sim_rng};
+use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
+use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, LatencyHistogram};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};

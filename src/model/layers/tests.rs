@@ -1,7 +1,7 @@
 //! Anchors and behaviour of the layered model.
 
 use super::*;
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use crate::model::ModelKind;
 use crate::stats::{Estimate, t_975};
 

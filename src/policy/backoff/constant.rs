@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Constant backoff: the same sleep before every retry. `sleep(n) = min(c, b)`.

@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams, uniform};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Decorrelated jitter as published. `s_n = min(c, U(b, 3·s_{n−1}))` with `s_0 = b`; each client keeps its own

@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams, uniform};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Decorrelated jitter with the cap applied to the range instead of the draw: `s_n = U(b, min(c, 3·s_{n−1}))`,

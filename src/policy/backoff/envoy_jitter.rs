@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams, uniform};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Envoy's router retry backoff: retry `n` waits a uniform draw from `[0, (2^n − 1)·b)`, capped at `c`

@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams, uniform};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Equal jitter. With `v = min(c, b·m^n)`: `sleep(n) = v/2 + U(0, v/2)`, never less than half the window.

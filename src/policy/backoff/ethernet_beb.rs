@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::{Rng, RngExt};
 
 /// Truncated binary exponential backoff of IEEE 802.3: after the n-th collision wait `r` slots, `r` uniform in

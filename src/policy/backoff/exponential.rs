@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Capped exponential backoff without jitter. `sleep(n) = min(c, b·m^n)`: with the AWS 2015 numbering the first

@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Capped exponential whose first retry sleeps the base: `sleep(n) = min(c, b·m^(n−1))`. Doubling timers that

@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams, uniform};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Full jitter. `sleep(n) = U(0, min(c, b·m^n))`, mean half the capped exponential. AWS 2015 ("Full Jitter").

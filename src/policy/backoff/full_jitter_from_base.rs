@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams, uniform};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Full jitter whose first window is the base: `sleep(n) = U(0, min(c, b·m^(n−1)))`. The AWS SDKs' standard mode

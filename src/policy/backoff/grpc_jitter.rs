@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams, uniform};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// gRPC's retry backoff since the 2024 revision of gRFC A6 (grpc/proposal#452): the n-th retry waits

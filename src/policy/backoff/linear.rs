@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Linear backoff: the sleep grows by `b` per failure. `sleep(n) = min(c, b·n)`, so the first retry sleeps `b`.

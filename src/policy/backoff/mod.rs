@@ -11,7 +11,7 @@
 
 use rand::Rng;
 
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 
 /// Parameters shared by every formula: `b` (base), `c` (cap), `m` (multiplier).
 #[derive(Clone, Copy, Debug, PartialEq)]

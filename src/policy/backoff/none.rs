@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// No backoff: retry immediately. `sleep(n) = 0`. The AWS 2015 study's baseline.

@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams, uniform};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::Rng;
 
 /// Polly's `DecorrelatedJitterBackoffV2` (Polly.Contrib.WaitAndRetry, 2020). It numbers retries from zero:

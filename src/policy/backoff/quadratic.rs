@@ -1,5 +1,5 @@
 use super::{BackoffFormula, BackoffMemory, BackoffParams};
-use crate::engine::SimDuration;
+use crate::time::SimDuration;
 use rand::{Rng, RngExt};
 
 /// Quadratic backoff in whole slots: after the n-th failure wait `r` slots, `r` uniform in `{0, …, (n+1)² − 1}`,

@@ -2,13 +2,14 @@
 //! sample's own 99.9% confidence interval), and the attempt numbering.
 
 use super::*;
-use crate::engine::{SimRng, sim_rng};
+use crate::policy::test_rng;
+use rand_xoshiro::Xoshiro256PlusPlus;
 
 const PARAMS: BackoffParams = BackoffParams::AWS_2015;
 const MS: f64 = 1e6;
 
 fn draws(strategy: Strategy, n: u32, samples: usize, seed: u64) -> Vec<f64> {
-    let mut rng: SimRng = sim_rng(seed);
+    let mut rng: Xoshiro256PlusPlus = test_rng(seed);
     (0..samples)
         .map(|_| {
             let mut memory = BackoffMemory::default();
@@ -47,7 +48,7 @@ fn names_round_trip_and_are_unique() {
 
 #[test]
 fn every_strategy_stays_within_the_cap() {
-    let mut rng = sim_rng(7);
+    let mut rng = test_rng(7);
     for &strategy in Strategy::ALL {
         let mut memory = BackoffMemory::default();
         // gRPC's ±20% jitter is applied after the cap (gRFC A6 since 2024): the one strategy that may exceed it.
@@ -65,7 +66,7 @@ fn every_strategy_stays_within_the_cap() {
 
 #[test]
 fn deterministic_strategies_follow_their_formulas_with_first_retry_n_1() {
-    let mut rng = sim_rng(1);
+    let mut rng = test_rng(1);
     let mut memory = BackoffMemory::default();
     let mut sleep_ms = |strategy: Strategy, n| strategy.delay(&PARAMS, n, &mut memory, &mut rng).as_millis_f64();
     assert_eq!(sleep_ms(Strategy::None, 1), 0.0);
@@ -83,7 +84,7 @@ fn deterministic_strategies_follow_their_formulas_with_first_retry_n_1() {
 #[test]
 fn multiplier_sets_the_growth_rate() {
     let params = BackoffParams { multiplier: 3.0, ..PARAMS };
-    let mut rng = sim_rng(1);
+    let mut rng = test_rng(1);
     let sleep = Strategy::Exponential.delay(&params, 2, &mut BackoffMemory::default(), &mut rng);
     assert_eq!(sleep.as_millis_f64(), 45.0);
 }
@@ -122,7 +123,7 @@ fn decorrelated_jitter_first_sleep_is_uniform_between_base_and_three_bases() {
 fn decorrelated_variants_differ_only_once_the_cap_binds() {
     // Same seed, same draws: the two forms agree while 3·s_{n−1} ≤ c, then part ways.
     let cap = PARAMS.cap_nanos();
-    let (mut published_rng, mut clamped_rng) = (sim_rng(5), sim_rng(5));
+    let (mut published_rng, mut clamped_rng) = (test_rng(5), test_rng(5));
     let (mut published_memory, mut clamped_memory) = (BackoffMemory::default(), BackoffMemory::default());
     let (mut at_cap, mut diverged_at) = (0, None);
     let mut previous = PARAMS.base_nanos();
@@ -150,7 +151,7 @@ fn decorrelated_variants_differ_only_once_the_cap_binds() {
 fn polly_v2_sleeps_telescope_to_the_curve() {
     // The first k sleeps add up to f(t_{k−1})·b/1.4 with t_{k−1} in [k−1, k), and f increases.
     let params = BackoffParams { cap: SimDuration::from_secs(3600), ..PARAMS };
-    let mut rng = sim_rng(11);
+    let mut rng = test_rng(11);
     for _ in 0..1_000 {
         let mut memory = BackoffMemory::default();
         let mut total = 0.0;
@@ -192,7 +193,7 @@ fn polly_v2_first_delay_mean_matches_the_integral_of_the_curve() {
 fn ethernet_beb_draws_whole_slots_from_a_window_that_stops_doubling_at_2_to_the_10() {
     let slot = SimDuration::from_nanos(51_200);
     let params = BackoffParams { base: slot, cap: SimDuration::from_secs(1), multiplier: 2.0 };
-    let mut rng = sim_rng(21);
+    let mut rng = test_rng(21);
     for (n, window) in [(1_u32, 2_u64), (3, 8), (10, 1024), (15, 1024)] {
         let mut seen_max = 0;
         let draws: Vec<f64> = (0..40_000)
@@ -213,7 +214,7 @@ fn ethernet_beb_draws_whole_slots_from_a_window_that_stops_doubling_at_2_to_the_
 #[test]
 fn quadratic_windows_grow_as_n_plus_one_squared() {
     let params = BackoffParams { base: SimDuration::from_millis(1), cap: SimDuration::from_secs(1), multiplier: 2.0 };
-    let mut rng = sim_rng(22);
+    let mut rng = test_rng(22);
     for n in [1_u32, 2, 5, 9] {
         let draws: Vec<f64> = (0..40_000)
             .map(|_| Strategy::Quadratic.delay(&params, n, &mut BackoffMemory::default(), &mut rng).as_millis_f64())
@@ -225,13 +226,13 @@ fn quadratic_windows_grow_as_n_plus_one_squared() {
 }
 
 fn draws_with(strategy: Strategy, params: &BackoffParams, n: u32, samples: usize, seed: u64) -> Vec<f64> {
-    let mut rng: SimRng = sim_rng(seed);
+    let mut rng: Xoshiro256PlusPlus = test_rng(seed);
     (0..samples).map(|_| strategy.delay(params, n, &mut BackoffMemory::default(), &mut rng).as_nanos_f64()).collect()
 }
 
 #[test]
 fn the_from_base_formulas_start_their_first_retry_at_b() {
-    let mut rng = sim_rng(30);
+    let mut rng = test_rng(30);
     let mut sleep_ms = |n| Strategy::ExponentialFromBase.delay(&PARAMS, n, &mut BackoffMemory::default(), &mut rng);
     assert_eq!(sleep_ms(1).as_millis_f64(), 5.0);
     assert_eq!(sleep_ms(2).as_millis_f64(), 10.0);

@@ -1,5 +1,5 @@
 use super::{Admission, AwsRetryQuota, Outcome, Permit, RetryLimiter};
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// Seconds since t = 0, the unit of every rate here.
 fn seconds(now: SimTime) -> f64 {

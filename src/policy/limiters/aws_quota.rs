@@ -1,5 +1,5 @@
 use super::{Outcome, Permit, RetryLimiter};
-use crate::engine::SimTime;
+use crate::time::SimTime;
 
 /// AWS SDK "standard" retry quota: a bucket of 500 tokens; a retry costs 5 (10 when it follows a timeout); a
 /// successful retry refunds its cost; a first try that succeeds adds 1; no retry without enough tokens.

@@ -1,6 +1,6 @@
 use super::window::SecondWindow;
 use super::{Outcome, Permit, RetryLimiter};
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// A breaker's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

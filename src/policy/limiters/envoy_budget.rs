@@ -1,5 +1,5 @@
 use super::{Outcome, Permit, RetryLimiter};
-use crate::engine::SimTime;
+use crate::time::SimTime;
 
 /// Envoy's cluster retry budget: the retries in progress may not exceed
 /// `max(min_retry_concurrency, ⌊budget_percent × (active + pending requests)⌋)`; defaults 3 and 20%.

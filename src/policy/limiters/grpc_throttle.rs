@@ -1,5 +1,5 @@
 use super::{Outcome, Permit, RetryLimiter};
-use crate::engine::SimTime;
+use crate::time::SimTime;
 
 /// gRPC retry throttling (gRFC A6): `tokens` start at `max_tokens`; each failed call takes 1, each success
 /// gives back `token_ratio` (never above `max_tokens`); retries are allowed only while `tokens > max_tokens / 2`.

@@ -45,7 +45,7 @@ pub use sre_throttle::SreAdaptiveThrottle;
 pub use start_limit::StartLimit;
 pub use token_bucket_deposit::{DepositRule, RetryTokenBucket};
 
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// Permission to make one retry, and what it cost (returned on success by limiters that refund).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -167,9 +167,7 @@ impl Limiter {
     pub fn preset(name: &str) -> Option<Limiter> {
         match name {
             "token-bucket" => Some(Limiter::TokenBucket(RetryTokenBucket::new(0.1, 5.0, DepositRule::PerCall))),
-            "breaker" => {
-                Some(Limiter::Breaker(CircuitBreaker::new(0.1, 100, crate::engine::SimDuration::from_secs(1))))
-            }
+            "breaker" => Some(Limiter::Breaker(CircuitBreaker::new(0.1, 100, crate::time::SimDuration::from_secs(1)))),
             "grpc" => Some(Limiter::Grpc(GrpcThrottle::new(10.0, 0.1))),
             "aws-quota" => Some(Limiter::AwsQuota(AwsRetryQuota::standard())),
             "finagle" => Some(Limiter::Budget(RetryBudget::finagle())),

@@ -1,5 +1,5 @@
 use super::{Outcome, Permit, RetryLimiter};
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// A retry budget as in Finagle's and tower's `RetryBudget`: every request deposits `percent` of a retry, every
 /// retry withdraws one, and both expire after `ttl`; a reserve of `min_retries_per_second × ttl` retries is

@@ -1,6 +1,6 @@
 use super::window::SecondWindow;
 use super::{Outcome, Permit, RetryLimiter};
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// The per-client retry budget of Google's SRE book ("Handling Overload"): a request is retried only while
 /// `retries / requests < ratio` (10%) over the recent window. The book does not say how long the window is; we

@@ -1,6 +1,6 @@
 use super::window::SecondWindow;
 use super::{Admission, Outcome, Permit, RetryLimiter};
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// Client-side adaptive throttling from Google's SRE book ("Handling Overload"): over the last 2 minutes the
 /// client counts `requests` (attempts it wanted to send) and `accepts` (attempts the backend accepted), and
@@ -55,7 +55,7 @@ impl RetryLimiter for SreAdaptiveThrottle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::sim_rng;
+    use crate::policy::test_rng;
     use rand::RngExt;
 
     #[test]
@@ -100,7 +100,7 @@ mod tests {
         }
         let p = primed.reject_probability(t);
         assert_eq!(p, 400.0 / 1001.0);
-        let mut rng = sim_rng(42);
+        let mut rng = test_rng(42);
         let trials = 20_000;
         let rejected =
             (0..trials).filter(|_| primed.clone().admit(t, rng.random::<f64>()) == Admission::Reject).count();

@@ -1,5 +1,5 @@
 use super::{Admission, Outcome, Permit, RetryLimiter};
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// systemd's start rate limit: at most `burst` starts (StartLimitBurst, default 5) per `interval`
 /// (StartLimitIntervalSec, default 10 s). As in systemd's `ratelimit_below`, the interval is a fixed window that

@@ -1,5 +1,5 @@
 use super::{Outcome, Permit, RetryLimiter};
-use crate::engine::SimTime;
+use crate::time::SimTime;
 
 /// When a retry token bucket earns its tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Two counters over a sliding window of whole seconds, for limiters that keep "the last N seconds" of history.
 
-use crate::engine::{SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// Counts two kinds of events per second of simulated time and sums them over the last `window` seconds (the
 /// current, partial second included). Seconds older than the window are forgotten as time moves on.

@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// AWS SDK adaptive retry mode: the standard mode's backoff and attempts, plus the CUBIC client-side rate limiter
 /// on top of the retry quota (limiter `aws-adaptive`).

@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// AWS SDK standard retry mode, classic values: 3 attempts; the delay before retry i (1-based) is
 /// `U(0,1)·min(1 s·2^(i−1), 20 s)`; retries spend the 500-token retry quota (5 per retry, 10 after a timeout).

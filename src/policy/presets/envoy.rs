@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// Envoy's router retries with their defaults: num_retries 1 (2 attempts), backoff base 25 ms, max 250 ms
 /// (10 × base), fully jittered over `[0, (2^n − 1)·25 ms)`; the cluster retry budget (20%, at least 3).

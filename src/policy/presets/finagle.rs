@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// Finagle's automatic retries (requeues): no delay between them (the default requeue backoff is
 /// `Backoff.constant(Duration.Zero)`), limited by the client's RetryBudget (20% of requests + 10/s over 10 s).

@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// gRPC retry policy (gRFC A6) with the values of A6's example retryPolicy (maxAttempts 4, initialBackoff 0.1 s,
 /// maxBackoff 1 s, backoffMultiplier 2), the ±20% jitter A6 specifies since 2024, and retry throttling

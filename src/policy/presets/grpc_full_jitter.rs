@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// gRPC retry policy as gRFC A6 specified it until 2024: retry n at `random(0, min(initialBackoff·
 /// backoffMultiplier^(n−1), maxBackoff))`, full jitter. In August 2024 (grpc/proposal#452) A6 changed this to

@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// Kubernetes CrashLoopBackOff: restarts after 10 s, 20 s, 40 s, … capped at 300 s, forever. (The kubelet resets
 /// the backoff after 10 minutes of clean running, which a retry policy has no notion of.)

@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// systemd `Restart=` with its defaults: RestartSec 100 ms between attempts, and the start limit
 /// (StartLimitBurst 5 per StartLimitIntervalSec 10 s) refusing the sixth start inside a window.

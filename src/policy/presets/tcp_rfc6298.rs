@@ -1,6 +1,6 @@
 use super::Preset;
-use crate::engine::SimDuration;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::SimDuration;
 
 /// TCP's retransmission timer (RFC 6298): initial RTO 1 s, doubled on each timeout (rule 5.5), capped at 60 s
 /// or more (rule 2.5; we use 120 s, Linux's TCP_RTO_MAX). With instant failures the retransmissions go out at

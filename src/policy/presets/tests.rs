@@ -2,9 +2,10 @@
 //! shipped"), with attempt numbering n = 1 for the first retry.
 
 use super::*;
-use crate::engine::{SimDuration, sim_rng};
 use crate::policy::limiters::LIMITER_NAMES;
+use crate::policy::test_rng;
 use crate::policy::{BackoffMemory, GiveUpReason, RetryAfterPolicy, RetryDecision};
+use crate::time::SimDuration;
 
 fn policy(name: &str) -> RetryPolicy {
     let base = RetryPolicy {
@@ -19,7 +20,7 @@ fn policy(name: &str) -> RetryPolicy {
 
 /// The sleeps before retries 1, 2, … with instant failures, until the policy gives up or `limit` retries.
 fn sleeps(policy: &RetryPolicy, seed: u64, limit: u32) -> (Vec<f64>, Option<GiveUpReason>) {
-    let mut rng = sim_rng(seed);
+    let mut rng = test_rng(seed);
     let mut memory = BackoffMemory::default();
     let mut out = Vec::new();
     let mut elapsed = SimDuration::ZERO;
@@ -107,7 +108,7 @@ fn assert_mean_near(samples: &[f64], expected: f64, what: &str) {
 /// Sleeps before retry `n` (1-based) over `count` independent operations.
 fn retry_sleeps(name: &str, n: u32, count: usize, seed: u64) -> Vec<f64> {
     let policy = policy(name);
-    let mut rng = sim_rng(seed);
+    let mut rng = test_rng(seed);
     (0..count)
         .map(|_| {
             let mut memory = BackoffMemory::default();
