@@ -48,4 +48,4 @@ pub mod sweep;
 pub mod time;
 pub mod workload;
 
-pub use error::{Error, Result};
+pub use error::{Error, InputError, LineCol, Origin, Result};

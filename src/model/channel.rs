@@ -226,31 +226,25 @@ impl SimModel for Channel {
                 | (Protocol::Ethernet | Protocol::Ideal, Population::Saturated)
         );
         if !supported {
-            return Err(ParamError {
-                key: "population",
-                message: "pure-aloha takes the infinite population; ethernet and ideal take saturated stations".into(),
-            });
+            return Err(ParamError::new("population", "pure-aloha takes the infinite population; ethernet and ideal take saturated stations".into()));
         }
         let load = point.real("load")?;
         if load <= 0.0 {
-            return Err(ParamError { key: "load", message: "G must be greater than 0".into() });
+            return Err(ParamError::new("load", "G must be greater than 0".into()));
         }
         let stations = point.count("stations")? as u32;
         if protocol == Protocol::SlottedAloha && population == Population::Saturated && load > f64::from(stations) {
-            return Err(ParamError {
-                key: "load",
-                message: format!("saturated stations send with probability G/N, so G may not exceed N = {stations}"),
-            });
+            return Err(ParamError::new("load", format!("saturated stations send with probability G/N, so G may not exceed N = {stations}")));
         }
         let slot = point.duration("slot_time")?;
         if slot.is_zero() {
-            return Err(ParamError { key: "slot_time", message: "must be longer than 0".into() });
+            return Err(ParamError::new("slot_time", "must be longer than 0".into()));
         }
         let frame = SimDuration::from_nanos(point.count("frame_bytes")? as u64 * 8 * NANOS_PER_BIT);
         let strategy = Strategy::from_name(point.choice("strategy")?).unwrap_or(Strategy::EthernetBeb);
         let cap = point.duration("cap")?;
         if cap < slot {
-            return Err(ParamError { key: "cap", message: format!("cap ({cap}) must be at least one slot ({slot})") });
+            return Err(ParamError::new("cap", format!("cap ({cap}) must be at least one slot ({slot})")));
         }
         Ok(ChannelConfig {
             protocol,

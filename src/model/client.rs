@@ -77,24 +77,26 @@ pub fn client_policy(point: &Point) -> Result<(RetryPolicy, Option<Limiter>), Pa
         };
         return Ok((preset.apply(policy), preset.limiter()));
     }
-    let strategy = Strategy::from_name(name).ok_or_else(|| ParamError {
-        key: "strategy",
-        message: format!(
-            "unknown strategy \"{name}\"; valid: {}, or a preset: {}",
-            Strategy::valid_names(),
-            presets::NAMES.join(", ")
-        ),
+    let strategy = Strategy::from_name(name).ok_or_else(|| {
+        ParamError::new(
+            "strategy",
+            format!(
+                "unknown strategy \"{name}\"; valid: {}, or a preset: {}",
+                Strategy::valid_names(),
+                presets::NAMES.join(", ")
+            ),
+        )
     })?;
     let base = point.duration("base")?;
     let cap = point.duration("cap")?;
     if base.is_zero() && strategy != Strategy::None {
-        return Err(ParamError {
-            key: "base",
-            message: "must be greater than 0 (for no sleep at all use strategy = \"none\")".into(),
-        });
+        return Err(ParamError::new(
+            "base",
+            "must be greater than 0 (for no sleep at all use strategy = \"none\")".into(),
+        ));
     }
     if cap < base {
-        return Err(ParamError { key: "cap", message: format!("cap ({cap}) must be at least base ({base})") });
+        return Err(ParamError::new("cap", format!("cap ({cap}) must be at least base ({base})")));
     }
     let policy = RetryPolicy {
         strategy,

@@ -34,7 +34,7 @@ impl TimeDistribution {
         key: &'static str,
     ) -> Result<TimeDistribution, ParamError> {
         let mean_nanos = mean.as_nanos_f64();
-        let invalid = |message: String| ParamError { key, message };
+        let invalid = |message: String| ParamError::new(key, message);
         match name {
             "constant" => Ok(TimeDistribution::Constant(mean_nanos)),
             "exponential" if mean_nanos > 0.0 => {

@@ -157,10 +157,7 @@ impl SimModel for Fanout {
             point.real("hedge_percentile")?,
         );
         if hedge.doubles_every_call() {
-            return Err(ParamError {
-                key: "hedge_delay",
-                message: "must be longer than 0: a zero delay doubles every call".into(),
-            });
+            return Err(ParamError::new("hedge_delay", "must be longer than 0: a zero delay doubles every call".into()));
         }
         Ok(FanoutConfig {
             fanout: point.count("fanout")? as u32,

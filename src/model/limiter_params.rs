@@ -71,11 +71,7 @@ fn positive(point: &Point, key: &'static str, default: f64, why: &str) -> Result
         None => Ok(default),
         Some(_) => {
             let value = point.real(key)?;
-            if value > 0.0 {
-                Ok(value)
-            } else {
-                Err(ParamError { key, message: format!("must be greater than 0: {why}") })
-            }
+            if value > 0.0 { Ok(value) } else { Err(ParamError::new(key, format!("must be greater than 0: {why}"))) }
         }
     }
 }
@@ -110,18 +106,18 @@ pub fn tuned_limiter(point: &Point, name: &str) -> Result<Option<Limiter>, Param
             let cumulative = point.get("breaker_cumulative")? == Some(Value::Choice("on"));
             let breaker = match (count, time, cumulative) {
                 (Some(_), Some(_), _) | (Some(_), None, true) | (None, Some(_), true) => {
-                    return Err(ParamError {
-                        key: if cumulative { "breaker_cumulative" } else { "breaker_window_time" },
-                        message: "choose one of breaker_window (calls), breaker_window_time (time) and \
+                    return Err(ParamError::new(
+                        if cumulative { "breaker_cumulative" } else { "breaker_window_time" },
+                        "choose one of breaker_window (calls), breaker_window_time (time) and \
                                   breaker_cumulative = \"on\""
                             .into(),
-                    });
+                    ));
                 }
                 (None, Some(span), false) if span.is_zero() => {
-                    return Err(ParamError {
-                        key: "breaker_window_time",
-                        message: "must be longer than 0 (at least one second is kept)".into(),
-                    });
+                    return Err(ParamError::new(
+                        "breaker_window_time",
+                        "must be longer than 0 (at least one second is kept)".into(),
+                    ));
                 }
                 (None, Some(span), false) => CircuitBreaker::over_time(threshold, span, open_for),
                 (None, None, true) => CircuitBreaker::cumulative(threshold, open_for),

@@ -95,10 +95,10 @@ impl SimModel for Occ {
         let mean = point.duration("network_mean")?;
         let sd = point.duration("network_sd")?;
         let network = Normal::new(mean.as_nanos_f64(), sd.as_nanos_f64())
-            .map_err(|err| ParamError { key: "network_sd", message: err.to_string() })?;
+            .map_err(|err| ParamError::new("network_sd", err.to_string()))?;
         let clients = point.count("clients")?;
         let clients = u32::try_from(clients)
-            .map_err(|_| ParamError { key: "clients", message: format!("{clients} is out of range") })?;
+            .map_err(|_| ParamError::new("clients", format!("{clients} is out of range")))?;
         Ok(OccConfig { clients, network, retry: retry_policy(point)? })
     }
 

@@ -116,11 +116,28 @@ impl fmt::Display for Value {
     }
 }
 
-/// A model's complaint about one parameter of a point (for example `cap` below `base`).
-#[derive(Debug, Clone, PartialEq)]
+/// A model's complaint about one parameter of a point (for example `cap` below `base`). `part` names the part
+/// whose own value is at fault (`api` for a value set in `[layer.api]`); `None` means the model-wide value. The
+/// scenario layer turns it into a located error from these fields alone.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {message}")]
+#[non_exhaustive]
 pub struct ParamError {
     pub key: &'static str,
+    pub part: Option<String>,
     pub message: String,
+}
+
+impl ParamError {
+    /// A complaint about the model-wide value of `key`.
+    pub fn new(key: &'static str, message: String) -> Self {
+        ParamError { key, part: None, message }
+    }
+
+    /// The same complaint, about the value `part` sets for itself.
+    pub fn in_part(self, part: &str) -> Self {
+        ParamError { part: Some(part.to_owned()), ..self }
+    }
 }
 
 /// Where a model's named parts are declared: one table per part, `[<table>.<name>]` (for example
@@ -198,17 +215,17 @@ impl Point {
     /// The value of `key`, `None` when unset; an error if the model never declared `key` (a bug in the model).
     pub fn get(&self, key: &'static str) -> Result<Option<Value>, ParamError> {
         self.entries.iter().find(|(spec, _)| spec.key == key).map(|(_, value)| value.clone()).ok_or_else(|| {
-            ParamError { key, message: "internal error: the model reads a parameter it did not declare".into() }
+            ParamError::new(key, "internal error: the model reads a parameter it did not declare".into())
         })
     }
 
     /// The value of `key`, which must be set (declared with a default, required, or swept).
     fn required(&self, key: &'static str) -> Result<Value, ParamError> {
-        self.get(key)?.ok_or_else(|| ParamError { key, message: "missing; this model needs it".into() })
+        self.get(key)?.ok_or_else(|| ParamError::new(key, "missing; this model needs it".into()))
     }
 
     fn wrong_kind(key: &'static str, value: Value) -> ParamError {
-        ParamError { key, message: format!("internal error: unexpected value {value}") }
+        ParamError::new(key, format!("internal error: unexpected value {value}"))
     }
 
     pub fn count(&self, key: &'static str) -> Result<i64, ParamError> {

@@ -428,10 +428,7 @@ impl SimModel for Server {
         let workers = point.optional_count("workers")?.map(|n| n as u32);
         let queue_limit = point.optional_count("queue_limit")?.map(|n| n as u64);
         if workers.is_none() && queue_limit.is_some() {
-            return Err(ParamError {
-                key: "queue_limit",
-                message: "a queue limit needs a finite number of workers; set `workers` too".into(),
-            });
+            return Err(ParamError::new("queue_limit", "a queue limit needs a finite number of workers; set `workers` too".into()));
         }
         let service = TimeDistribution::new(
             point.choice("service")?,
@@ -453,12 +450,12 @@ impl SimModel for Server {
             "burst" => Workload::Burst { requests: point.count("clients")? as u32 },
             "open" => match point.get("schedule")? {
                 Some(Value::Text(text)) => Workload::Open {
-                    schedule: RateSchedule::parse(&text).map_err(|message| ParamError { key: "schedule", message })?,
+                    schedule: RateSchedule::parse(&text).map_err(|message| ParamError::new("schedule", message))?,
                 },
                 _ => {
                     let rate = point.real("rate")?;
                     if rate <= 0.0 {
-                        return Err(ParamError { key: "rate", message: "an open workload needs rate > 0".into() });
+                        return Err(ParamError::new("rate", "an open workload needs rate > 0".into()));
                     }
                     Workload::Open { schedule: RateSchedule::constant(rate) }
                 }
@@ -468,7 +465,7 @@ impl SimModel for Server {
         let duration = SimTime::ZERO + point.duration("duration")?;
         let warmup = SimTime::ZERO + point.duration("warmup")?;
         if !matches!(workload, Workload::Burst { .. }) && warmup >= duration {
-            return Err(ParamError { key: "warmup", message: "must be shorter than `duration`".into() });
+            return Err(ParamError::new("warmup", "must be shorter than `duration`".into()));
         }
         let error_probabilities = [
             point.real("error_probability")?,
@@ -476,31 +473,25 @@ impl SimModel for Server {
             point.real("permanent_probability")?,
         ];
         if error_probabilities.iter().sum::<f64>() > 1.0 {
-            return Err(ParamError {
-                key: "permanent_probability",
-                message: "error_probability + disguised_probability + permanent_probability must not exceed 1".into(),
-            });
+            return Err(ParamError::new("permanent_probability", "error_probability + disguised_probability + permanent_probability must not exceed 1".into()));
         }
         let rate_limit = match point.get("rate_limit")? {
             None => None,
             Some(_) => {
                 let rate = point.real("rate_limit")?;
                 if rate <= 0.0 {
-                    return Err(ParamError { key: "rate_limit", message: "must be greater than 0".into() });
+                    return Err(ParamError::new("rate_limit", "must be greater than 0".into()));
                 }
                 Some((rate, point.count("rate_burst")? as f64))
             }
         };
         let mut faults = match point.get("faults")? {
-            Some(Value::Text(text)) => Faults::parse(&text).map_err(|message| ParamError { key: "faults", message })?,
+            Some(Value::Text(text)) => Faults::parse(&text).map_err(|message| ParamError::new("faults", message))?,
             _ => Faults::default(),
         };
         let timeout = point.optional_duration("timeout")?;
         if faults.has_black_hole() && timeout.is_none() {
-            return Err(ParamError {
-                key: "faults",
-                message: "a black-hole window needs a client `timeout`, or its requests wait forever".into(),
-            });
+            return Err(ParamError::new("faults", "a black-hole window needs a client `timeout`, or its requests wait forever".into()));
         }
         let outage = outage(point)?;
         if let Some(outage) = &outage {
@@ -509,13 +500,10 @@ impl SimModel for Server {
                     Some(_) => ("outage_kind", "a black-hole outage"),
                     None => ("outage_duration", "a black-hole outage (the default `outage_kind`)"),
                 };
-                return Err(ParamError {
-                    key,
-                    message: format!("{kind} needs a client `timeout`, or its requests wait forever"),
-                });
+                return Err(ParamError::new(key, format!("{kind} needs a client `timeout`, or its requests wait forever")));
             }
             if outage.end > outage.start {
-                faults.add(*outage).map_err(|message| ParamError { key: "outage_duration", message })?;
+                faults.add(*outage).map_err(|message| ParamError::new("outage_duration", message))?;
             }
         }
         // An outage of length 0 has no span to shade, but recovery is still measured from its (empty) end.
@@ -530,17 +518,11 @@ impl SimModel for Server {
         if let (Some(start), Some(end)) = (trigger_start, trigger_end)
             && start >= end
         {
-            return Err(ParamError {
-                key: "trigger_start",
-                message: format!("must be earlier than the trigger's end ({})", end - SimTime::ZERO),
-            });
+            return Err(ParamError::new("trigger_start", format!("must be earlier than the trigger's end ({})", end - SimTime::ZERO)));
         }
         let overload_retry_after = point.optional_duration("overload_retry_after")?;
         if overload_retry_after.is_some_and(|hint| hint > MAX_RETRY_AFTER) {
-            return Err(ParamError {
-                key: "overload_retry_after",
-                message: format!("at most {MAX_RETRY_AFTER}: hints travel in whole microseconds in 32 bits"),
-            });
+            return Err(ParamError::new("overload_retry_after", format!("at most {MAX_RETRY_AFTER}: hints travel in whole microseconds in 32 bits")));
         }
         let (mut retry, preset_limiter) = client_policy(point)?;
         retry.retry_after = RetryAfterPolicy::from_name(point.choice("retry_after")?).unwrap_or(RetryAfterPolicy::Honour);
@@ -621,16 +603,13 @@ fn outage(point: &Point) -> Result<Option<FaultWindow>, ParamError> {
     let Some(duration) = point.optional_duration("outage_duration")? else {
         for key in ["outage_start", "outage_kind"] {
             if point.get(key)?.is_some() {
-                return Err(ParamError { key, message: "has no effect without `outage_duration`; set it too".into() });
+                return Err(ParamError::new(key, "has no effect without `outage_duration`; set it too".into()));
             }
         }
         return Ok(None);
     };
     let Some(start) = start else {
-        return Err(ParamError {
-            key: "outage_duration",
-            message: "an outage needs `outage_start`, the time it begins".into(),
-        });
+        return Err(ParamError::new("outage_duration", "an outage needs `outage_start`, the time it begins".into()));
     };
     let start = SimTime::ZERO + start;
     Ok(Some(FaultWindow { start, end: start + duration, kind }))

@@ -23,9 +23,10 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::SweepAxis;
-use super::error::{InputError, Locator};
+use super::locator::Locator;
 use super::parse::{as_table, find, unknown_key};
 use super::value::convert;
+use crate::error::InputError;
 use crate::model::{ModelKind, Value};
 
 const HEATMAP_KEYS: &[&str] = &["x", "y", "metric", "at", "name", "x_label", "y_label"];

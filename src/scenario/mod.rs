@@ -23,7 +23,7 @@
 //! ```
 
 mod chart_options;
-mod error;
+mod locator;
 mod overrides;
 mod parse;
 mod parts;
@@ -32,9 +32,9 @@ mod value;
 
 use std::path::{Path, PathBuf};
 
+pub use crate::error::{InputError, LineCol, Origin};
 pub use crate::time::parse_duration;
 pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
-pub use error::{InputError, LineCol, Origin};
 pub use parts::PartOrigins;
 pub use plan::{PlannedPoint, plan};
 

@@ -7,10 +7,11 @@
 
 use toml::de::DeValue;
 
-use super::error::{InputError, Locator, Origin};
+use super::locator::Locator;
 use super::parse::{axis_values, parse_bucket, parse_event_cap, parse_replicates, parse_seed, resolve_param};
 use super::value::convert;
 use super::{Scenario, SweepAxis};
+use crate::error::{InputError, Origin};
 
 pub fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> {
     let file = scenario.display_path();

@@ -7,12 +7,13 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::chart_options;
-use super::error::{InputError, LineCol, Locator, Origin};
+use super::locator::Locator;
 use super::value::{convert, integer, number, type_name};
 use super::{
     ChartOptions, DEFAULT_REPLICATES, DEFAULT_SEED, DEFAULT_TIMELINE_BUCKET, SCHEMA_VERSION, Scenario, Setting,
     SweepAxis,
 };
+use crate::error::{InputError, LineCol, Origin};
 use crate::model::{ModelKind, ParamDefault, ParamKind, ParamSpec, Section, Value};
 use crate::time::SimDuration;
 use crate::time::parse_duration;

@@ -7,8 +7,9 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::Origin;
-use super::error::{InputError, Locator};
+use super::locator::Locator;
 use super::value::{convert, type_name};
+use crate::error::InputError;
 use crate::model::{ModelKind, Part, PartTable};
 
 /// Where each part and each of its values was written, for errors found later (by the model or a sweep).

@@ -1,9 +1,9 @@
 //! Expands a scenario's sweep into points (the cartesian product of its axes, first axis outermost) and checks
 //! each point with its model before anything runs.
 
-use super::error::InputError;
 use super::{Origin, Scenario};
 use crate::engine::stable_hash;
+use crate::error::InputError;
 use crate::model::{ModelConfig, Point, Value};
 
 /// Refuse sweeps beyond this many points: they are typos, not studies.
@@ -70,18 +70,14 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
 
 /// Points a model's complaint at the place the offending parameter was set.
 fn locate(scenario: &Scenario, swept: &[Value], problem: crate::model::ParamError) -> InputError {
-    // A part's own value: models name the part as `[table.name]` in the message.
-    if let Some(table) = scenario.model.part_table() {
-        for (part, origins) in scenario.parts.iter().zip(&scenario.part_origins) {
-            let label = format!("[{}.{}]", table.table, part.name);
-            if !problem.message.contains(&label) {
-                continue;
-            }
-            let value_origin = origins.values.iter().find(|(key, _)| *key == problem.key).map(|(_, o)| o.clone());
-            let origin = value_origin.unwrap_or_else(|| origins.table.clone());
-            let key = format!("{}.{}.{}", table.table, part.name, problem.key);
-            return scenario.error(origin, Some(key), problem.message);
-        }
+    if let (Some(part_name), Some(table)) = (&problem.part, scenario.model.part_table())
+        && let Some(index) = scenario.parts.iter().position(|part| part.name == *part_name)
+    {
+        let origins = &scenario.part_origins[index];
+        let value_origin = origins.values.iter().find(|(key, _)| *key == problem.key).map(|(_, o)| o.clone());
+        let origin = value_origin.unwrap_or_else(|| origins.table.clone());
+        let key = format!("{}.{part_name}.{}", table.table, problem.key);
+        return scenario.error(origin, Some(key), problem.message);
     }
     let setting = scenario.settings.iter().find(|s| s.spec.key == problem.key);
     let key = setting.map_or_else(|| problem.key.to_owned(), |s| Scenario::dotted_key(s.spec));

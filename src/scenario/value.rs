@@ -4,7 +4,8 @@ use std::ops::Range;
 
 use toml::de::DeValue;
 
-use super::error::{InputError, Locator};
+use super::locator::Locator;
+use crate::error::InputError;
 use crate::model::{ParamKind, ParamSpec, Value};
 use crate::time::parse_duration;
 

@@ -413,7 +413,7 @@ impl SimModel for Layers {
     fn configure(point: &Point) -> Result<LayersConfig, ParamError> {
         let rate = point.real("rate")?;
         if rate <= 0.0 {
-            return Err(ParamError { key: "rate", message: "must be greater than 0".into() });
+            return Err(ParamError::new("rate", "must be greater than 0".into()));
         }
         let placement = point.choice("placement")?;
         let hedge_placement = point.choice("hedge_placement")?;
@@ -426,7 +426,7 @@ impl SimModel for Layers {
             // Errors about a value this service's table sets are located there; others at the model-wide value.
             let located = |error: ParamError| {
                 if sets(error.key) || (error.key == "cap" && sets("base")) {
-                    ParamError { message: format!("{} (in [layer.{}])", error.message, names[i]), ..error }
+                    error.in_part(&names[i])
                 } else {
                     error
                 }
@@ -446,7 +446,7 @@ impl SimModel for Layers {
                 if applies("failure_probability") { own.real("failure_probability")? } else { 0.0 };
             let faults = match own.get("faults")? {
                 Some(Value::Text(text)) if applies("faults") => {
-                    Faults::parse(&text).map_err(|message| located(ParamError { key: "faults", message }))?
+                    Faults::parse(&text).map_err(|message| located(ParamError::new("faults", message)))?
                 }
                 _ => Faults::default(),
             };
@@ -487,18 +487,15 @@ impl SimModel for Layers {
                 (0..services.len()).filter(|&c| services[c].calls.contains(&(i as u8))).map(Some).collect()
             };
             if callers.iter().any(|&c| timeout_of(c).is_none()) {
-                return Err(ParamError {
-                    key: "faults",
-                    message: format!(
-                        "a black-hole window at \"{}\" never answers, so its callers need a `timeout`{}",
-                        service.name,
-                        if point.parts().iter().any(|p| p.name == service.name && p.get("faults").is_some()) {
-                            format!(" (in [layer.{}])", service.name)
-                        } else {
-                            String::new()
-                        }
+                let error = ParamError::new(
+                    "faults",
+                    format!(
+                        "a black-hole window at \"{}\" never answers, so its callers need a `timeout`",
+                        service.name
                     ),
-                });
+                );
+                let own_faults = point.parts().iter().any(|p| p.name == service.name && p.get("faults").is_some());
+                return Err(if own_faults { error.in_part(&service.name) } else { error });
             }
         }
         Ok(LayersConfig {
@@ -540,7 +537,7 @@ fn graph(point: &Point) -> Result<Graph, ParamError> {
     }
     // The scenario layer has checked names, cycles and the single entry; order breadth-first from the entry.
     let entry = (0..parts.len()).find(|&i| !parts.iter().any(|p| p.links.contains(&i))).ok_or_else(|| {
-        ParamError { key: "layers", message: "the [layer.*] tables have no entry (a service nobody calls)".into() }
+        ParamError::new("layers", "the [layer.*] tables have no entry (a service nobody calls)".into())
     })?;
     let mut order = vec![entry];
     let mut next = 0;
@@ -565,7 +562,7 @@ fn caller_policy(point: &Point, retries: bool, hedges: bool, own_attempts: bool)
     let base = point.duration("base")?;
     let cap = point.duration("cap")?;
     if cap < base {
-        return Err(ParamError { key: "cap", message: format!("cap ({cap}) must be at least base ({base})") });
+        return Err(ParamError::new("cap", format!("cap ({cap}) must be at least base ({base})")));
     }
     let hedge_max_extra = match point.get("hedge_max_extra")? {
         Some(_) => Some(point.real("hedge_max_extra")?),
@@ -574,11 +571,8 @@ fn caller_policy(point: &Point, retries: bool, hedges: bool, own_attempts: bool)
     let hedge =
         Hedge::from_choice(point.choice("hedge")?, point.duration("hedge_delay")?, point.real("hedge_percentile")?);
     if hedge.doubles_every_call() && hedge_max_extra.is_none() {
-        return Err(ParamError {
-            key: "hedge_delay",
-            message: "a zero delay with no `hedge_max_extra` cap doubles every attempt; give a delay > 0 or a cap"
-                .into(),
-        });
+        return Err(ParamError::new("hedge_delay", "a zero delay with no `hedge_max_extra` cap doubles every attempt; give a delay > 0 or a cap"
+                .into()));
     }
     let hedge = if hedges { hedge } else { Hedge::Off };
     let limiter_name = point.choice("limiter")?;
