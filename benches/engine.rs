@@ -5,7 +5,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use retrylab::model::{ModelKind, RunSettings, Value};
+use retrylab::model::{ModelKind, RunSettings};
+use retrylab::params::Value;
 use retrylab::time::SimDuration;
 
 /// A configuration of `kind` with every default, then `changes` applied.

@@ -156,11 +156,14 @@ fn check_trace_request(trace: &TraceRequest, jobs: &[(Scenario, Vec<PlannedPoint
 
 /// The value of parameter `key` at `point` (swept or set), as text.
 fn point_value(scenario: &Scenario, point: &PlannedPoint, key: &str) -> Option<String> {
-    match scenario.sweep.iter().position(|axis| axis.spec.key == key) {
+    match scenario.sweep.iter().position(|axis| axis.answers_to(key)) {
         Some(axis) => Some(point.swept[axis].to_string()),
-        None => {
-            scenario.settings.iter().find(|s| s.spec.key == key).and_then(|s| s.value.as_ref()).map(|v| v.to_string())
-        }
+        None => scenario
+            .settings
+            .iter()
+            .find(|s| s.spec.answers_to(None, key))
+            .and_then(|s| s.value.as_ref())
+            .map(|v| v.to_string()),
     }
 }
 
@@ -264,7 +267,7 @@ pub fn list_points(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) ->
     }
     for (scenario, points) in &prepared {
         let mut header = vec!["scenario".to_owned(), "index".to_owned(), "id".to_owned()];
-        header.extend(scenario.sweep.iter().map(|axis| axis.spec.key.to_owned()));
+        header.extend(scenario.sweep.iter().map(|axis| axis.name.to_owned()));
         let _ = writeln!(stdout, "{}", header.join("\t"));
         for point in points {
             let mut line = vec![scenario.name.clone(), point.index.to_string(), point.id()];
@@ -304,7 +307,7 @@ pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
             preset.backoff.base,
             preset.backoff.cap,
             preset.backoff.multiplier,
-            preset.limiter,
+            preset.limiter.map_or("none", |kind| kind.name()),
             "",
             preset.source
         ));
@@ -337,7 +340,11 @@ mod tests {
         for preset in presets::ALL {
             let line = text.lines().find(|line| line.trim_start().starts_with(&format!("{} ", preset.name)));
             let line = line.unwrap_or_else(|| panic!("{} is not listed", preset.name));
-            assert!(line.contains(preset.strategy.name()) && line.contains(preset.limiter), "{line}");
+            assert!(
+                line.contains(preset.strategy.name())
+                    && line.contains(preset.limiter.map_or("none", |kind| kind.name())),
+                "{line}"
+            );
             assert!(text.contains(preset.source), "{}", preset.name);
         }
         assert!(text.contains("tcp-rfc6298       exponential-from-base, b = 1s, c = 120s, m = 2; 16 attempts"));

@@ -39,6 +39,7 @@ pub mod engine;
 mod error;
 pub mod metrics;
 pub mod model;
+pub mod params;
 pub mod policy;
 pub mod report;
 pub mod scenario;

@@ -1,11 +1,154 @@
-//! Arrival-rate schedules for open workloads: a rate that steps or ramps over time.
+//! Workloads: who sends requests, and when. Models that send requests share them (the `[workload]` keys):
 //!
-//! Syntax: comma-separated `TIME=RATE` points (requests per second), the first at `0s`. The rate holds from one
-//! point to the next (a step), unless the next point starts with `~`, in which case it ramps linearly to it.
-//! After the last point the rate holds. Examples: `"0s=40, 20s=80, 25s=40"` (a 5 s spike),
+//! - `burst`: `clients` requests released together at t = 0;
+//! - `open`: Poisson arrivals at `rate` per second, or at a rate that follows a `schedule`, until `duration`;
+//! - `closed`: `clients` clients that each think for Exp(`think_time`) between requests, until `duration`.
+//!
+//! Schedule syntax: comma-separated `TIME=RATE` points (requests per second), the first at `0s`. The rate holds
+//! from one point to the next (a step), unless the next point starts with `~`, in which case it ramps linearly to
+//! it. After the last point the rate holds. Examples: `"0s=40, 20s=80, 25s=40"` (a 5 s spike),
 //! `"0s=40, ~30s=80, ~60s=0"` (a slow ramp up and down).
 
-use crate::time::{SimTime, parse_duration};
+use rand::{Rng, RngExt};
+use rand_distr::{Distribution, Exp};
+
+use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value, choices};
+use crate::time::{SimDuration, SimTime, parse_duration};
+
+choices! {
+    /// The `kind` of a workload.
+    pub enum WorkloadKind {
+        /// All requests at t = 0.
+        Burst = "burst",
+        /// Poisson arrivals.
+        Open = "open",
+        /// Clients with think time.
+        Closed = "closed",
+    }
+}
+
+/// The `[workload]` keys, in the order they are hashed into seeds.
+pub(crate) const PARAMS: &[ParamSpec] = &[
+    ParamSpec::new(
+        Section::Workload,
+        "kind",
+        ParamKind::Choice(<WorkloadKind as crate::params::Choice>::NAMES),
+        ParamDefault::Value(Value::Choice("burst")),
+        "burst (all at t = 0), open (Poisson arrivals) or closed (clients with think time)",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "clients",
+        ParamKind::Count { min: 1, max: 100_000_000 },
+        ParamDefault::Value(Value::Count(100)),
+        "burst: requests released together; closed: clients",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "rate",
+        ParamKind::Real { min: 0.0, max: 1e9 },
+        ParamDefault::Value(Value::Real(100.0)),
+        "open: new requests per second",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "schedule",
+        ParamKind::Text { syntax: SCHEDULE_SYNTAX },
+        ParamDefault::Unset,
+        "open: a rate that steps or ramps over time, replacing `rate`",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "think_time",
+        ParamKind::Duration,
+        ParamDefault::millis(1000),
+        "closed: mean think time between requests",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "duration",
+        ParamKind::Duration,
+        ParamDefault::millis(10_000),
+        "open and closed: new requests stop at this time",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "warmup",
+        ParamKind::Duration,
+        ParamDefault::millis(0),
+        "requests sent before this are left out of the metrics",
+    ),
+];
+
+/// Who sends requests, and when.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arrivals {
+    Burst { requests: u32 },
+    Open { schedule: RateSchedule },
+    Closed { clients: u32, think_time: ThinkTime },
+}
+
+/// A workload as a point describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Workload {
+    pub arrivals: Arrivals,
+    /// New requests stop at this time (open and closed).
+    pub duration: SimTime,
+    /// Requests sent before this are left out of the metrics.
+    pub warmup: SimTime,
+}
+
+impl Workload {
+    /// The workload the point's [`PARAMS`] describe.
+    pub fn configure(point: &Point) -> Result<Workload, ParamError> {
+        let arrivals = match point.choice_of::<WorkloadKind>("kind")? {
+            WorkloadKind::Burst => Arrivals::Burst { requests: point.count("clients")? as u32 },
+            WorkloadKind::Open => match point.get("schedule")? {
+                Some(Value::Text(text)) => Arrivals::Open {
+                    schedule: RateSchedule::parse(&text).map_err(|message| ParamError::new("schedule", message))?,
+                },
+                _ => {
+                    let rate = point.real("rate")?;
+                    if rate <= 0.0 {
+                        return Err(ParamError::new("rate", "an open workload needs rate > 0".into()));
+                    }
+                    Arrivals::Open { schedule: RateSchedule::constant(rate) }
+                }
+            },
+            WorkloadKind::Closed => Arrivals::Closed {
+                clients: point.count("clients")? as u32,
+                think_time: ThinkTime::with_mean(point.duration("think_time")?),
+            },
+        };
+        let duration = SimTime::ZERO + point.duration("duration")?;
+        let warmup = SimTime::ZERO + point.duration("warmup")?;
+        if !arrivals.is_burst() && warmup >= duration {
+            return Err(ParamError::new("warmup", "must be shorter than `duration`".into()));
+        }
+        Ok(Workload { arrivals, duration, warmup })
+    }
+}
+
+impl Arrivals {
+    pub fn is_burst(&self) -> bool {
+        matches!(self, Arrivals::Burst { .. })
+    }
+}
+
+/// A closed client's think time between requests: Exp(mean), or none at all for a mean of 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ThinkTime(Option<Exp<f64>>);
+
+impl ThinkTime {
+    pub fn with_mean(mean: SimDuration) -> ThinkTime {
+        ThinkTime(Exp::new(1.0 / mean.as_nanos_f64()).ok().filter(|_| !mean.is_zero()))
+    }
+
+    /// One draw (none for a mean of 0).
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> SimDuration {
+        self.0.map_or(SimDuration::ZERO, |exp| SimDuration::from_nanos_f64(exp.sample(rng)))
+    }
+}
 
 /// The syntax, for error messages and `retrylab strategies`.
 pub const SCHEDULE_SYNTAX: &str = "\"0s=40, 20s=80, 25s=40\": TIME=RATE points from 0s; `~TIME=RATE` ramps to a point";
@@ -85,6 +228,26 @@ impl RateSchedule {
                 current.rate_per_second + (following.rate_per_second - current.rate_per_second) * done
             }
             _ => current.rate_per_second,
+        }
+    }
+
+    /// The next arrival after `now` of a Poisson process whose rate follows the schedule, or `None` once arrivals
+    /// stop at `until`. A Poisson stream at the peak rate, thinned: a candidate at `t` is kept with probability
+    /// rate(t) / peak (Lewis & Shedler 1979). Gaps are drawn by inverse transform, Exp(peak) = −ln(1 − U)/peak
+    /// with U uniform in [0, 1); a constant rate keeps every candidate and draws once per arrival.
+    pub fn next_arrival_after<R: Rng + ?Sized>(&self, now: SimTime, until: SimTime, rng: &mut R) -> Option<SimTime> {
+        let peak = self.max_rate();
+        let mut t = now;
+        loop {
+            let gap = -(1.0 - rng.random::<f64>()).ln() / peak * 1e9;
+            t += SimDuration::from_nanos_f64(gap);
+            if t >= until {
+                return None;
+            }
+            let rate = self.rate_at(t);
+            if rate >= peak || rng.random::<f64>() * peak < rate {
+                return Some(t);
+            }
         }
     }
 

@@ -17,8 +17,11 @@ use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
 use rand_distr::{Distribution, Poisson};
 
-use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, RunSettings, Section};
-use super::{SimModel, Value};
+use super::{MetricSpec, RunOutput, RunSettings};
+use super::client;
+use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
+use super::SimModel;
+use crate::params::Value;
 use crate::engine::{SimRng, sim_rng};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
@@ -33,134 +36,79 @@ const NANOS_PER_BIT: u64 = 100;
 const INTER_FRAME_GAP: SimDuration = SimDuration::from_nanos(96 * NANOS_PER_BIT);
 
 const CHANNEL_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        section: Section::Model,
-        key: "protocol",
-        kind: ParamKind::Choice(&["pure-aloha", "slotted-aloha", "ethernet", "ideal"]),
-        default: ParamDefault::Value(Value::Choice("slotted-aloha")),
-        help: "pure-aloha, slotted-aloha, ethernet (CSMA/CD) or ideal (Metcalfe & Boggs contention)",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "population",
-        kind: ParamKind::Choice(&["infinite", "saturated", "poisson"]),
-        default: ParamDefault::Value(Value::Choice("infinite")),
-        help: "infinite (Poisson attempts at G per slot), saturated (stations always ready) or poisson arrivals",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "load",
-        kind: ParamKind::Real { min: 0.0, max: 1000.0 },
-        default: ParamDefault::Value(Value::Real(1.0)),
-        help: "G: attempts per slot (infinite), or N·p for saturated slotted ALOHA (> 0)",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "stations",
-        kind: ParamKind::Count { min: 1, max: 1_000_000 },
-        default: ParamDefault::Value(Value::Count(2)),
-        help: "stations sharing the channel (saturated and poisson populations)",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "arrival_rate",
-        kind: ParamKind::Real { min: 0.0, max: 1000.0 },
-        default: ParamDefault::Value(Value::Real(0.5)),
-        help: "poisson: new frames per slot, all stations together",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "queue_limit",
-        kind: ParamKind::Count { min: 1, max: 100_000_000 },
-        default: ParamDefault::Unset,
-        help: "poisson: frames a station can hold; more are dropped (unset: unlimited)",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "slot_time",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_nanos(51_200))),
-        help: "the slot (ALOHA: one frame time; 802.3 at 10 Mb/s: 512 bit times = 51.2us)",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "frame_bytes",
-        kind: ParamKind::Count { min: 64, max: 1518 },
-        default: ParamDefault::Value(Value::Count(512)),
-        help: "Ethernet and ideal: frame size, 64 to 1518 bytes",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "slots",
-        kind: ParamKind::Count { min: 1, max: 10_000_000_000 },
-        default: ParamDefault::Value(Value::Count(100_000)),
-        help: "run length in slots",
-    },
+    ParamSpec::new(Section::Model, "protocol", ParamKind::Choice(Protocol::NAMES), ParamDefault::Value(Value::Choice("slotted-aloha")), "pure-aloha, slotted-aloha, ethernet (CSMA/CD) or ideal (Metcalfe & Boggs contention)"),
+    ParamSpec::new(Section::Model, "population", ParamKind::Choice(Population::NAMES), ParamDefault::Value(Value::Choice("infinite")), "infinite (Poisson attempts at G per slot), saturated (stations always ready) or poisson arrivals"),
+    ParamSpec::new(Section::Model, "load", ParamKind::Real { min: 0.0, max: 1000.0 }, ParamDefault::Value(Value::Real(1.0)), "G: attempts per slot (infinite), or N·p for saturated slotted ALOHA (> 0)"),
+    ParamSpec::new(Section::Model, "stations", ParamKind::Count { min: 1, max: 1_000_000 }, ParamDefault::Value(Value::Count(2)), "stations sharing the channel (saturated and poisson populations)"),
+    ParamSpec::new(Section::Model, "arrival_rate", ParamKind::Real { min: 0.0, max: 1000.0 }, ParamDefault::Value(Value::Real(0.5)), "poisson: new frames per slot, all stations together"),
+    ParamSpec::new(Section::Model, "queue_limit", ParamKind::Count { min: 1, max: 100_000_000 }, ParamDefault::Unset, "poisson: frames a station can hold; more are dropped (unset: unlimited)"),
+    ParamSpec::new(Section::Model, "slot_time", ParamKind::Duration, ParamDefault::Value(Value::Duration(SimDuration::from_nanos(51_200))), "the slot (ALOHA: one frame time; 802.3 at 10 Mb/s: 512 bit times = 51.2us)"),
+    ParamSpec::new(Section::Model, "frame_bytes", ParamKind::Count { min: 64, max: 1518 }, ParamDefault::Value(Value::Count(512)), "Ethernet and ideal: frame size, 64 to 1518 bytes"),
+    ParamSpec::new(Section::Model, "slots", ParamKind::Count { min: 1, max: 10_000_000_000 }, ParamDefault::Value(Value::Count(100_000)), "run length in slots"),
 ];
 
+/// `[client]`: a station's backoff after a collision, in slots (the slot is the strategy's base, so there is no
+/// `base`); the channel runs strategies only, not presets.
 const CHANNEL_CLIENT_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        section: Section::Client,
-        key: "strategy",
-        kind: ParamKind::Choice(Strategy::NAMES),
-        default: ParamDefault::Value(Value::Choice("ethernet-beb")),
-        help: "backoff after a collision, in slots (the slot is the strategy's base)",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "max_attempts",
-        kind: ParamKind::Count { min: 1, max: u32::MAX as i64 },
-        default: ParamDefault::Value(Value::Count(16)),
-        help: "attempts per frame before it is dropped (802.3: 16)",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "cap",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_secs(3600))),
-        help: "no backoff is longer than this",
-    },
+    client::strategy(Strategy::NAMES, "ethernet-beb"),
+    client::max_attempts(u32::MAX as i64, ParamDefault::Value(Value::Count(16))),
+    client::cap(ParamDefault::Value(Value::Duration(SimDuration::from_secs(3600)))),
 ];
 
+/// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 mod metric {
-    pub const THROUGHPUT: usize = 0;
-    pub const OFFERED_LOAD: usize = 1;
-    pub const COLLISIONS: usize = 2;
-    pub const SUCCESSES: usize = 3;
-    pub const ATTEMPTS: usize = 4;
-    pub const DROPS: usize = 5;
-    pub const ACCESS_DELAY_P50_MS: usize = 6;
-    pub const ACCESS_DELAY_P99_MS: usize = 7;
-    pub const FAIRNESS: usize = 8;
-    pub const TOP_SHARE: usize = 9;
-    pub const FIRST_SUCCESS_COLLISIONS: usize = 10;
-    pub const BACKLOG_MEAN: usize = 11;
-    pub const EVENTS: usize = 12;
-    pub const COUNT: usize = 13;
+    metrics! {
+        THROUGHPUT = "throughput": "S: fraction of time carrying successful frames",
+        OFFERED_LOAD = "offered_load": "G: transmission attempts per slot (ALOHA) or per frame time",
+        COLLISIONS = "collisions": "collisions per successful frame",
+        SUCCESSES = "successes": "frames delivered",
+        ATTEMPTS = "attempts": "transmissions started",
+        DROPS = "drops": "frames dropped: attempts exhausted or a full station queue",
+        ACCESS_DELAY_P50_MS = "access_delay_p50_ms": "median time from a frame's turn (or arrival) to its delivery",
+        ACCESS_DELAY_P99_MS = "access_delay_p99_ms": "99th percentile of access delay",
+        FAIRNESS = "fairness": "Jain's index of the stations' successes: 1 = equal shares, 1/N = one hog",
+        TOP_SHARE = "top_share": "the busiest station's share of each timeline bucket's successes, averaged over busy buckets",
+        FIRST_SUCCESS_COLLISIONS = "first_success_collisions": "collisions before the first success of the run",
+        BACKLOG_MEAN = "backlog_mean": "poisson: frames waiting, averaged over slots",
+        EVENTS = "events": "channel events: slots, transmissions or idle-to-busy changes",
+    }
 }
 
+/// The timeline's series: counted per bucket, then the busiest station's share of the bucket's successes (1
+/// when one station hogs the channel) and the backlog.
 mod series {
-    pub const SUCCESSES: usize = 0;
-    pub const COLLISIONS: usize = 1;
-    pub const COUNTED: usize = 2;
-    pub const TOP_SHARE: usize = 2;
-    pub const BACKLOG: usize = 3;
-    pub const COUNT: usize = 4;
+    series! {
+        SUCCESSES = "successes",
+        COLLISIONS = "collisions",
+        TOP_SHARE = "top_share",
+        BACKLOG = "backlog",
+    }
+    /// The series counted per bucket come first.
+    pub(crate) const COUNTED: usize = TOP_SHARE;
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
-    PureAloha,
-    SlottedAloha,
-    Ethernet,
-    Ideal,
+choices! {
+    /// Who may talk when.
+    pub enum Protocol {
+        PureAloha = "pure-aloha",
+        SlottedAloha = "slotted-aloha",
+        /// CSMA/CD.
+        Ethernet = "ethernet",
+        /// Metcalfe & Boggs contention.
+        Ideal = "ideal",
+    }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Population {
-    Infinite,
-    Saturated,
-    Poisson,
+choices! {
+    /// Who has frames to send.
+    pub enum Population {
+        /// Poisson attempts at G per slot, from infinitely many stations.
+        Infinite = "infinite",
+        /// Stations that always have a frame ready.
+        Saturated = "saturated",
+        /// Poisson arrivals of frames to `stations` queues.
+        Poisson = "poisson",
+    }
 }
 
 /// Typed parameters of one point.
@@ -183,42 +131,17 @@ impl SimModel for Channel {
     const KIND: &'static str = "channel";
     const ABOUT: &'static str = "a shared channel: pure and slotted ALOHA, Ethernet CSMA/CD with backoff, ideal contention";
     const PARAMS: &'static [&'static [ParamSpec]] = &[CHANNEL_PARAMS, CHANNEL_CLIENT_PARAMS];
-    const METRICS: &'static [MetricSpec] = &[
-        MetricSpec { name: "throughput", help: "S: fraction of time carrying successful frames" },
-        MetricSpec { name: "offered_load", help: "G: transmission attempts per slot (ALOHA) or per frame time" },
-        MetricSpec { name: "collisions", help: "collisions per successful frame" },
-        MetricSpec { name: "successes", help: "frames delivered" },
-        MetricSpec { name: "attempts", help: "transmissions started" },
-        MetricSpec { name: "drops", help: "frames dropped: attempts exhausted or a full station queue" },
-        MetricSpec { name: "access_delay_p50_ms", help: "median time from a frame's turn (or arrival) to its delivery" },
-        MetricSpec { name: "access_delay_p99_ms", help: "99th percentile of access delay" },
-        MetricSpec { name: "fairness", help: "Jain's index of the stations' successes: 1 = equal shares, 1/N = one hog" },
-        MetricSpec {
-            name: "top_share",
-            help: "the busiest station's share of each timeline bucket's successes, averaged over busy buckets",
-        },
-        MetricSpec { name: "first_success_collisions", help: "collisions before the first success of the run" },
-        MetricSpec { name: "backlog_mean", help: "poisson: frames waiting, averaged over slots" },
-        MetricSpec { name: "events", help: "channel events: slots, transmissions or idle-to-busy changes" },
-    ];
-    /// `top_share`: the busiest station's share of the bucket's successes (1 when one station hogs the channel).
-    const TIMELINE: &'static [&'static str] = &["successes", "collisions", "top_share", "backlog"];
+    const METRICS: &'static [MetricSpec] = metric::SPECS;
+    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
+    const TIMELINE: &'static [&'static str] = series::NAMES;
+    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["throughput", "collisions"];
 
     type Config = ChannelConfig;
 
     fn configure(point: &Point) -> Result<ChannelConfig, ParamError> {
-        let protocol = match point.choice("protocol")? {
-            "pure-aloha" => Protocol::PureAloha,
-            "slotted-aloha" => Protocol::SlottedAloha,
-            "ethernet" => Protocol::Ethernet,
-            _ => Protocol::Ideal,
-        };
-        let population = match point.choice("population")? {
-            "infinite" => Population::Infinite,
-            "saturated" => Population::Saturated,
-            _ => Population::Poisson,
-        };
+        let protocol = point.choice_of::<Protocol>("protocol")?;
+        let population = point.choice_of::<Population>("population")?;
         let supported = matches!(
             (protocol, population),
             (Protocol::PureAloha, Population::Infinite)
@@ -241,7 +164,7 @@ impl SimModel for Channel {
             return Err(ParamError::new("slot_time", "must be longer than 0".into()));
         }
         let frame = SimDuration::from_nanos(point.count("frame_bytes")? as u64 * 8 * NANOS_PER_BIT);
-        let strategy = Strategy::from_name(point.choice("strategy")?).unwrap_or(Strategy::EthernetBeb);
+        let strategy = point.choice_of::<Strategy>("strategy")?;
         let cap = point.duration("cap")?;
         if cap < slot {
             return Err(ParamError::new("cap", format!("cap ({cap}) must be at least one slot ({slot})")));

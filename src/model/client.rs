@@ -1,92 +1,293 @@
-//! The `[client]` parameters every request-response model shares, and the [`RetryPolicy`] they describe.
+//! The `[client]` vocabulary: one definition of each key that models with clients share, so the same key means
+//! the same thing in every model (only its default may differ), and the one place where a strategy or a preset,
+//! the attempts and a retry limiter compose into a client policy.
 //!
 //! `strategy` takes a strategy name or a preset name ([`crate::policy::presets`]): a preset's backoff parameters
-//! and attempts replace `base`, `cap`, `multiplier` and `max_attempts`, and it brings a retry limiter that models
-//! use when their own `limiter` is `"none"`.
+//! and attempts replace `base`, `cap`, `multiplier` and `max_attempts`, and it brings its retry limiter, used
+//! when `limiter` is `"none"` (tuned by the limiter's knobs like an explicit one).
+//!
+//! What a model accepts depends on what its clients can host: the lists below are filtered at compile time
+//! from the registries, so a model's error messages and `retrylab strategies` list exactly what it runs.
 
-use super::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
-use crate::policy::limiters::Limiter;
+use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
+use crate::policy::limiters::{Limiter, LimiterKind};
 use crate::policy::presets::{self, Preset};
-use crate::policy::{BackoffParams, RetryAfterPolicy, RetryPolicy, Strategy};
+use crate::policy::{BackoffParams, Hedge, HedgeMode, RetryAfterPolicy, RetryPolicy, Strategy};
 use crate::time::SimDuration;
 
-/// The client policy parameters, in the order they appear in outputs.
-pub const CLIENT_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        section: Section::Client,
-        key: "strategy",
-        kind: ParamKind::Choice(presets::STRATEGY_CHOICES),
-        default: ParamDefault::Value(Value::Choice("full-jitter")),
-        help: "backoff strategy, or a preset that also fixes base, cap, multiplier, max_attempts and the limiter \
-               (see `retrylab strategies`)",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "base",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(5))),
-        help: "b: base sleep of the backoff formula (> 0)",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "cap",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_secs(2))),
-        help: "c: no sleep is longer than this (≥ base)",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "multiplier",
-        kind: ParamKind::Real { min: 1.0, max: 1e6 },
-        default: ParamDefault::Value(Value::Real(2.0)),
-        help: "m: growth factor of the exponential formulas",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "max_attempts",
-        kind: ParamKind::Count { min: 1, max: u32::MAX as i64 },
-        default: ParamDefault::Unset,
-        help: "attempts allowed per operation, the first try included (unset: unlimited)",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "deadline",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Unset,
-        help: "give up instead of sleeping past this time since the operation began (unset: none)",
-    },
-];
-
-/// Builds the retry policy of a point from its `[client]` parameters (for a preset, its own backoff and attempts).
-pub fn retry_policy(point: &Point) -> Result<RetryPolicy, ParamError> {
-    client_policy(point).map(|(policy, _)| policy)
+/// What `strategy` names: a backoff formula with the client's own values, or a preset.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum StrategyChoice {
+    Formula(Strategy),
+    Preset(&'static Preset),
 }
 
-/// The retry policy of a point and, when `strategy` names a preset, a fresh instance of the preset's limiter
-/// (models use it when their own `limiter` is `"none"`).
-pub fn client_policy(point: &Point) -> Result<(RetryPolicy, Option<Limiter>), ParamError> {
-    let name = point.choice("strategy")?;
-    let deadline = point.optional_duration("deadline")?;
-    if let Some(preset) = Preset::lookup(name) {
-        let policy = RetryPolicy {
-            strategy: preset.strategy,
-            backoff: preset.backoff,
-            max_attempts: preset.max_attempts,
-            deadline,
-            retry_after: RetryAfterPolicy::Honour,
-        };
-        return Ok((preset.apply(policy), preset.limiter()));
+impl StrategyChoice {
+    pub(crate) fn from_name(name: &str) -> Option<StrategyChoice> {
+        match Preset::lookup(name) {
+            Some(preset) => Some(StrategyChoice::Preset(preset)),
+            None => Strategy::from_name(name).map(StrategyChoice::Formula),
+        }
     }
-    let strategy = Strategy::from_name(name).ok_or_else(|| {
-        ParamError::new(
-            "strategy",
-            format!(
-                "unknown strategy \"{name}\"; valid: {}, or a preset: {}",
-                Strategy::valid_names(),
-                presets::NAMES.join(", ")
-            ),
-        )
+}
+
+/// What `limiter` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LimiterChoice {
+    /// No limiter of the client's own (a preset's, if `strategy` is one).
+    None,
+    /// The model's own ratio budget: retries ≤ `budget` × first tries (each model says over which window).
+    Budget,
+    Shipped(LimiterKind),
+}
+
+impl LimiterChoice {
+    pub(crate) fn from_name(name: &str) -> Option<LimiterChoice> {
+        match name {
+            "none" => Some(LimiterChoice::None),
+            "budget" => Some(LimiterChoice::Budget),
+            other => LimiterKind::from_name(other).map(LimiterChoice::Shipped),
+        }
+    }
+}
+
+/// Which presets a model's clients can run.
+#[derive(Clone, Copy)]
+enum Hosts {
+    /// Every preset: the model simulates every limiter.
+    AnyLimiter,
+    /// Presets whose limiter, if any, works for callers that handle many calls at once.
+    SharedCallers,
+    /// Only presets without a limiter: the model simulates none.
+    NoLimiter,
+}
+
+impl Hosts {
+    const fn runs(self, limiter: Option<LimiterKind>) -> bool {
+        match (self, limiter) {
+            (_, None) | (Hosts::AnyLimiter, Some(_)) => true,
+            (Hosts::SharedCallers, Some(kind)) => !kind.one_process(),
+            (Hosts::NoLimiter, Some(_)) => false,
+        }
+    }
+
+    const fn preset_count(self) -> usize {
+        let mut count = 0;
+        let mut i = 0;
+        while i < presets::ALL.len() {
+            count += self.runs(presets::ALL[i].limiter) as usize;
+            i += 1;
+        }
+        count
+    }
+
+    const fn limiter_count(self) -> usize {
+        let mut count = 0;
+        let mut i = 0;
+        while i < LimiterKind::ALL.len() {
+            count += self.runs(Some(LimiterKind::ALL[i])) as usize;
+            i += 1;
+        }
+        count
+    }
+
+    /// Every strategy, then the presets this host runs.
+    const fn strategy_names<const N: usize>(self) -> [&'static str; N] {
+        let mut names = [""; N];
+        let mut n = 0;
+        while n < Strategy::NAMES.len() {
+            names[n] = Strategy::NAMES[n];
+            n += 1;
+        }
+        let mut i = 0;
+        while i < presets::ALL.len() {
+            if self.runs(presets::ALL[i].limiter) {
+                names[n] = presets::ALL[i].name;
+                n += 1;
+            }
+            i += 1;
+        }
+        assert!(n == N);
+        names
+    }
+
+    /// `none`, `budget`, then the shipped limiters this host runs.
+    const fn limiter_names<const N: usize>(self) -> [&'static str; N] {
+        let mut names = [""; N];
+        names[0] = "none";
+        names[1] = "budget";
+        let mut n = 2;
+        let mut i = 0;
+        while i < LimiterKind::ALL.len() {
+            if self.runs(Some(LimiterKind::ALL[i])) {
+                names[n] = LimiterKind::NAMES[i];
+                n += 1;
+            }
+            i += 1;
+        }
+        assert!(n == N);
+        names
+    }
+}
+
+/// `strategy` in a model that simulates every limiter: every strategy and every preset.
+pub(crate) const ANY_POLICY: &[&str] =
+    &Hosts::AnyLimiter.strategy_names::<{ Strategy::NAMES.len() + Hosts::AnyLimiter.preset_count() }>();
+/// `strategy` where callers handle many calls at once: every preset but those whose limiter counts one process.
+pub(crate) const POLICIES_FOR_SHARED_CALLERS: &[&str] =
+    &Hosts::SharedCallers.strategy_names::<{ Strategy::NAMES.len() + Hosts::SharedCallers.preset_count() }>();
+/// `strategy` in a model without retry limiters: the strategies and the presets that ship no limiter.
+pub(crate) const POLICIES_WITHOUT_LIMITER: &[&str] =
+    &Hosts::NoLimiter.strategy_names::<{ Strategy::NAMES.len() + Hosts::NoLimiter.preset_count() }>();
+/// `limiter` in a model that simulates every limiter.
+pub(crate) const ANY_LIMITER: &[&str] = &Hosts::AnyLimiter.limiter_names::<{ 2 + Hosts::AnyLimiter.limiter_count() }>();
+/// `limiter` where callers handle many calls at once.
+pub(crate) const LIMITERS_FOR_SHARED_CALLERS: &[&str] =
+    &Hosts::SharedCallers.limiter_names::<{ 2 + Hosts::SharedCallers.limiter_count() }>();
+
+/// `strategy`: a backoff formula, or a preset out of `choices`.
+pub(crate) const fn strategy(choices: &'static [&'static str], default: &'static str) -> ParamSpec {
+    ParamSpec::new(
+        Section::Client,
+        "strategy",
+        ParamKind::Choice(choices),
+        ParamDefault::Value(Value::Choice(default)),
+        "backoff strategy, or a preset that also fixes base, cap, multiplier, max_attempts and the limiter (see \
+         `retrylab strategies`)",
+    )
+}
+
+/// `base`, b of the backoff formulas.
+pub(crate) const fn base(default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(Section::Client, "base", ParamKind::Duration, default, "b: base sleep of the backoff formula (> 0)")
+}
+
+/// `cap`, c of the backoff formulas.
+pub(crate) const fn cap(default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(Section::Client, "cap", ParamKind::Duration, default, "c: no sleep is longer than this (≥ base)")
+}
+
+/// `multiplier`, m of the exponential formulas.
+pub(crate) const fn multiplier(default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(
+        Section::Client,
+        "multiplier",
+        ParamKind::Real { min: 1.0, max: 1e6 },
+        default,
+        "m: growth factor of the exponential formulas",
+    )
+}
+
+/// `max_attempts`, at most `max`.
+pub(crate) const fn max_attempts(max: i64, default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(
+        Section::Client,
+        "max_attempts",
+        ParamKind::Count { min: 1, max },
+        default,
+        "attempts allowed per call, the first try included (unset: unlimited)",
+    )
+}
+
+/// `deadline`.
+pub(crate) const DEADLINE: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "deadline",
+    ParamKind::Duration,
+    ParamDefault::Unset,
+    "give up instead of sleeping past this time since the call began (unset: none)",
+);
+
+/// `timeout`, per attempt.
+pub(crate) const TIMEOUT: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "timeout",
+    ParamKind::Duration,
+    ParamDefault::Unset,
+    "per-attempt timeout: an attempt with no answer after this long fails and may be retried (unset: wait for the \
+     answer however long it takes)",
+);
+
+/// `limiter`, one of `choices`.
+pub(crate) const fn limiter(choices: &'static [&'static str]) -> ParamSpec {
+    ParamSpec::new(
+        Section::Client,
+        "limiter",
+        ParamKind::Choice(choices),
+        ParamDefault::Value(Value::Choice("none")),
+        "retry limiter: none (a preset's own, when `strategy` is one), budget (retries ≤ budget × first tries), or a \
+         limiter as shipped, tuned by its knobs (see `retrylab strategies`)",
+    )
+}
+
+/// `budget`, the ratio of `limiter = "budget"`.
+pub(crate) const fn budget(default: f64) -> ParamSpec {
+    ParamSpec::new(
+        Section::Client,
+        "budget",
+        ParamKind::Real { min: 0.0, max: 1.0 },
+        ParamDefault::Value(Value::Real(default)),
+        "with limiter = \"budget\": retries allowed per first try, 0 to 1",
+    )
+}
+
+/// `hedge`: whether and when a caller sends a second copy of an attempt.
+pub(crate) const HEDGE: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "hedge",
+    ParamKind::Choice(HedgeMode::NAMES),
+    ParamDefault::Value(Value::Choice("off")),
+    "send a second copy of an attempt still unanswered after `hedge_delay` (fixed) or after the running \
+     `hedge_percentile` of the caller's latencies (percentile); the first answer wins, the other copy is cancelled",
+);
+
+/// `hedge_delay`.
+pub(crate) const fn hedge_delay(default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(
+        Section::Client,
+        "hedge_delay",
+        ParamKind::Duration,
+        default,
+        "fixed hedging: wait this long for an answer before sending the copy",
+    )
+}
+
+/// `hedge_percentile`.
+pub(crate) const HEDGE_PERCENTILE: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "hedge_percentile",
+    ParamKind::Real { min: 0.5, max: 0.9999 },
+    ParamDefault::Value(Value::Real(0.95)),
+    "percentile hedging: wait for this percentile of the latencies the caller has seen so far",
+);
+
+/// The hedge a point's `hedge`, `hedge_delay` and `hedge_percentile` describe.
+pub(crate) fn hedge(point: &Point) -> Result<Hedge, ParamError> {
+    Ok(Hedge::new(point.choice_of("hedge")?, point.duration("hedge_delay")?, point.real("hedge_percentile")?))
+}
+
+/// A client's retry policy and the preset it came from, if `strategy` named one. Reads `strategy`, `base`,
+/// `cap`, `multiplier`, `max_attempts` and `deadline`; the Retry-After handling is `Honour` (models with hints
+/// set their own).
+pub(crate) fn retry_policy(point: &Point) -> Result<(RetryPolicy, Option<&'static Preset>), ParamError> {
+    let deadline = point.optional_duration("deadline")?;
+    let name = point.choice("strategy")?;
+    let choice = StrategyChoice::from_name(name).ok_or_else(|| {
+        ParamError::new("strategy", format!("internal error: \"{name}\" is neither a strategy nor a preset"))
     })?;
+    let strategy = match choice {
+        StrategyChoice::Preset(preset) => {
+            let policy = RetryPolicy {
+                strategy: preset.strategy,
+                backoff: preset.backoff,
+                max_attempts: preset.max_attempts,
+                deadline,
+                retry_after: RetryAfterPolicy::Honour,
+            };
+            return Ok((policy, Some(preset)));
+        }
+        StrategyChoice::Formula(strategy) => strategy,
+    };
     let base = point.duration("base")?;
     let cap = point.duration("cap")?;
     if base.is_zero() && strategy != Strategy::None {
@@ -108,36 +309,101 @@ pub fn client_policy(point: &Point) -> Result<(RetryPolicy, Option<Limiter>), Pa
     Ok((policy, None))
 }
 
+/// The limiter a client runs, from `limiter`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum LimiterSetting {
+    None,
+    /// `limiter = "budget"` with its ratio; the model keeps the books.
+    Budget(f64),
+    Shipped(Limiter),
+}
+
+/// The limiter a point's `limiter`, `budget` and knobs describe; with `limiter = "none"`, the limiter of
+/// `preset` if it brings one.
+pub(crate) fn limiter_setting(point: &Point, preset: Option<&Preset>) -> Result<LimiterSetting, ParamError> {
+    let name = point.choice("limiter")?;
+    let choice = LimiterChoice::from_name(name)
+        .ok_or_else(|| ParamError::new("limiter", format!("internal error: unknown limiter \"{name}\"")))?;
+    let shipped = match (choice, preset.and_then(|preset| preset.limiter)) {
+        (LimiterChoice::None, None) => return Ok(LimiterSetting::None),
+        (LimiterChoice::Budget, _) => return Ok(LimiterSetting::Budget(point.real("budget")?)),
+        (LimiterChoice::None, Some(kind)) | (LimiterChoice::Shipped(kind), _) => kind,
+    };
+    Ok(LimiterSetting::Shipped(shipped.build(point)?))
+}
+
+/// The default of a duration key, `millis` milliseconds, hashed into seeds.
+pub(crate) const fn millis(millis: u64) -> ParamDefault {
+    ParamDefault::Value(Value::Duration(SimDuration::from_millis(millis)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::ModelKind;
 
+    fn server_point(changes: &[(&str, Value)]) -> Point {
+        ModelKind::Server.point_with(changes)
+    }
+
     #[test]
     fn every_preset_is_accepted_as_a_strategy_and_replaces_the_client_values() {
         for preset in presets::ALL {
-            let point = ModelKind::Server.point_with(&[
+            let point = server_point(&[
                 ("strategy", Value::Choice(preset.name)),
                 ("base", Value::Duration(SimDuration::from_millis(3))),
                 ("max_attempts", Value::Count(99)),
                 ("deadline", Value::Duration(SimDuration::from_secs(7))),
             ]);
-            let (policy, limiter) = client_policy(&point).unwrap_or_else(|e| panic!("{}: {e:?}", preset.name));
+            let (policy, from) = retry_policy(&point).unwrap_or_else(|e| panic!("{}: {e:?}", preset.name));
+            assert_eq!(from, Some(preset));
             assert_eq!(policy.strategy, preset.strategy);
             assert_eq!(policy.backoff, preset.backoff, "{}: the preset's base wins", preset.name);
             assert_eq!(policy.max_attempts, preset.max_attempts);
             assert_eq!(policy.deadline, Some(SimDuration::from_secs(7)), "the deadline is the client's");
-            assert_eq!(limiter, preset.limiter(), "{}", preset.name);
-            assert_eq!(retry_policy(&point).unwrap(), policy);
+            let limiter = limiter_setting(&point, from).unwrap();
+            let expected = preset.shipped_limiter().map_or(LimiterSetting::None, LimiterSetting::Shipped);
+            assert_eq!(limiter, expected, "{}", preset.name);
         }
     }
 
     #[test]
     fn a_plain_strategy_keeps_the_client_values_and_brings_no_limiter() {
-        let point = ModelKind::Server.point_with(&[("strategy", Value::Choice("exponential"))]);
-        let (policy, limiter) = client_policy(&point).unwrap();
+        let point = server_point(&[("strategy", Value::Choice("exponential"))]);
+        let (policy, preset) = retry_policy(&point).unwrap();
         assert_eq!(policy.strategy, Strategy::Exponential);
         assert_eq!(policy.backoff, BackoffParams::AWS_2015);
-        assert_eq!(limiter, None);
+        assert_eq!((preset, limiter_setting(&point, preset).unwrap()), (None, LimiterSetting::None));
+    }
+
+    #[test]
+    fn knobs_tune_an_explicit_limiter_and_a_presets_own() {
+        let tuned = |changes: &[(&str, Value)]| limiter_setting(&server_point(changes), None).unwrap();
+        let grpc = |max_tokens: f64| {
+            let knobs = LimiterKind::Grpc.knobs().iter();
+            let point =
+                Point::new(knobs.map(|k| (k, (k.key == "max_tokens").then_some(Value::Real(max_tokens)))).collect());
+            LimiterSetting::Shipped(LimiterKind::Grpc.build(&point).unwrap())
+        };
+        let explicit = tuned(&[("limiter", Value::Choice("grpc")), ("max_tokens", Value::Real(20.0))]);
+        assert_eq!(explicit, grpc(20.0));
+        let point = server_point(&[("strategy", Value::Choice("grpc")), ("max_tokens", Value::Real(20.0))]);
+        assert_eq!(limiter_setting(&point, Preset::lookup("grpc")).unwrap(), grpc(20.0));
+        assert_eq!(tuned(&[("limiter", Value::Choice("budget"))]), LimiterSetting::Budget(0.1));
+    }
+
+    #[test]
+    fn the_filtered_lists_hold_what_each_host_runs() {
+        assert_eq!(ANY_POLICY.len(), Strategy::NAMES.len() + presets::ALL.len());
+        assert!(POLICIES_FOR_SHARED_CALLERS.contains(&"grpc") && !POLICIES_FOR_SHARED_CALLERS.contains(&"systemd"));
+        assert!(POLICIES_WITHOUT_LIMITER.contains(&"k8s-crashloop") && !POLICIES_WITHOUT_LIMITER.contains(&"grpc"));
+        assert_eq!(ANY_LIMITER.len(), 2 + LimiterKind::ALL.len());
+        assert!(!LIMITERS_FOR_SHARED_CALLERS.contains(&"systemd") && LIMITERS_FOR_SHARED_CALLERS.contains(&"envoy"));
+        for name in ANY_POLICY {
+            assert!(StrategyChoice::from_name(name).is_some(), "{name}");
+        }
+        for name in ANY_LIMITER {
+            assert!(LimiterChoice::from_name(name).is_some(), "{name}");
+        }
     }
 }

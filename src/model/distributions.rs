@@ -3,8 +3,8 @@
 use rand::RngExt;
 use rand_distr::{Distribution, Exp, LogNormal};
 
-use super::params::ParamError;
 use crate::engine::SimRng;
+use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value, choices};
 use crate::time::SimDuration;
 
 /// A non-negative random duration.
@@ -20,13 +20,125 @@ pub enum TimeDistribution {
     Bimodal { fast: f64, slow: f64, p_slow: f64 },
 }
 
-/// The names a scenario uses for [`TimeDistribution`]s.
-pub const DISTRIBUTION_NAMES: &[&str] = &["constant", "exponential", "lognormal", "bimodal"];
+choices! {
+    /// The shapes of [`TimeDistribution`], as a scenario names them.
+    pub enum DistributionKind {
+        Constant = "constant",
+        Exponential = "exponential",
+        LogNormal = "lognormal",
+        Bimodal = "bimodal",
+    }
+}
+
+choices! {
+    /// The shapes a network delay may take (a subset of [`DistributionKind`]).
+    pub enum NetworkKind {
+        Constant = "constant",
+        Exponential = "exponential",
+    }
+}
+
+/// `service`: the shape of a service's time per call.
+pub(crate) const fn service(default: &'static str) -> ParamSpec {
+    ParamSpec::new(
+        Section::Model,
+        "service",
+        ParamKind::Choice(DistributionKind::NAMES),
+        ParamDefault::Value(Value::Choice(default)),
+        "service-time distribution: constant, exponential or lognormal with mean `service_mean` (and sd \
+         `service_sd`), or bimodal (`service_mean`, or `slow_service` with `slow_probability`)",
+    )
+}
+
+/// `service_mean`.
+pub(crate) const fn service_mean(default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(
+        Section::Model,
+        "service_mean",
+        ParamKind::Duration,
+        default,
+        "mean service time (the fast mode of bimodal)",
+    )
+}
+
+/// `service_sd`.
+pub(crate) const fn service_sd(default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(
+        Section::Model,
+        "service_sd",
+        ParamKind::Duration,
+        default,
+        "standard deviation of lognormal service",
+    )
+}
+
+/// `slow_service`.
+pub(crate) const fn slow_service(default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(Section::Model, "slow_service", ParamKind::Duration, default, "the slow mode of bimodal service")
+}
+
+/// `slow_probability`.
+pub(crate) const fn slow_probability(default: f64) -> ParamSpec {
+    ParamSpec::new(
+        Section::Model,
+        "slow_probability",
+        ParamKind::Real { min: 0.0, max: 1.0 },
+        ParamDefault::Value(Value::Real(default)),
+        "the chance a bimodal service takes `slow_service`",
+    )
+}
+
+/// `network`: the shape of each one-way network delay.
+pub(crate) const fn network(default: &'static str) -> ParamSpec {
+    ParamSpec::new(
+        Section::Model,
+        "network",
+        ParamKind::Choice(NetworkKind::NAMES),
+        ParamDefault::Value(Value::Choice(default)),
+        "network-delay distribution: constant or exponential, with mean `network_delay`",
+    )
+}
+
+/// `network_delay`.
+pub(crate) const fn network_delay(default: ParamDefault) -> ParamSpec {
+    ParamSpec::new(Section::Model, "network_delay", ParamKind::Duration, default, "mean one-way network delay")
+}
 
 impl TimeDistribution {
-    /// Builds the named distribution. `key` names the parameter blamed for invalid values.
+    /// The service-time distribution a point's `service`, `service_mean`, `service_sd`, `slow_service` and
+    /// `slow_probability` describe.
+    pub(crate) fn service(point: &Point) -> Result<TimeDistribution, ParamError> {
+        TimeDistribution::new(
+            point.choice_of("service")?,
+            point.duration("service_mean")?,
+            point.duration("service_sd")?,
+            point.duration("slow_service")?,
+            point.real("slow_probability")?,
+            "service",
+        )
+    }
+
+    /// The network-delay distribution of a point's `network` and `network_delay`.
+    pub(crate) fn network(point: &Point) -> Result<TimeDistribution, ParamError> {
+        point.choice_of::<NetworkKind>("network")?.distribution(point.duration("network_delay")?)
+    }
+}
+
+impl NetworkKind {
+    /// An exponential or constant delay with this mean.
+    pub fn distribution(self, mean: SimDuration) -> Result<TimeDistribution, ParamError> {
+        let kind = match self {
+            NetworkKind::Constant => DistributionKind::Constant,
+            NetworkKind::Exponential => DistributionKind::Exponential,
+        };
+        TimeDistribution::new(kind, mean, SimDuration::ZERO, SimDuration::ZERO, 0.0, "network")
+    }
+}
+
+impl TimeDistribution {
+    /// Builds a distribution of this kind. `key` names the parameter blamed for invalid values.
     pub fn new(
-        name: &str,
+        kind: DistributionKind,
         mean: SimDuration,
         sd: SimDuration,
         slow: SimDuration,
@@ -35,13 +147,13 @@ impl TimeDistribution {
     ) -> Result<TimeDistribution, ParamError> {
         let mean_nanos = mean.as_nanos_f64();
         let invalid = |message: String| ParamError::new(key, message);
-        match name {
-            "constant" => Ok(TimeDistribution::Constant(mean_nanos)),
-            "exponential" if mean_nanos > 0.0 => {
+        match kind {
+            DistributionKind::Constant => Ok(TimeDistribution::Constant(mean_nanos)),
+            DistributionKind::Exponential if mean_nanos > 0.0 => {
                 Ok(TimeDistribution::Exponential(Exp::new(1.0 / mean_nanos).map_err(|e| invalid(e.to_string()))?))
             }
-            "exponential" => Ok(TimeDistribution::Constant(0.0)),
-            "lognormal" => {
+            DistributionKind::Exponential => Ok(TimeDistribution::Constant(0.0)),
+            DistributionKind::LogNormal => {
                 if mean_nanos <= 0.0 {
                     return Err(invalid("a log-normal needs a mean > 0".into()));
                 }
@@ -52,9 +164,8 @@ impl TimeDistribution {
                     .map(TimeDistribution::LogNormal)
                     .map_err(|e| invalid(e.to_string()))
             }
-            "bimodal" => Ok(TimeDistribution::Bimodal { fast: mean_nanos, slow: slow.as_nanos_f64(), p_slow }),
-            other => {
-                Err(invalid(format!("unknown distribution \"{other}\"; valid: {}", DISTRIBUTION_NAMES.join(", "))))
+            DistributionKind::Bimodal => {
+                Ok(TimeDistribution::Bimodal { fast: mean_nanos, slow: slow.as_nanos_f64(), p_slow })
             }
         }
     }
@@ -98,18 +209,18 @@ mod tests {
     #[test]
     fn every_distribution_has_the_mean_it_was_given() {
         let ms = SimDuration::from_millis;
-        for name in DISTRIBUTION_NAMES {
-            let distribution = TimeDistribution::new(name, ms(10), ms(5), ms(100), 0.01, "service").unwrap();
-            let expected = if *name == "bimodal" { 10e6 * 0.99 + 100e6 * 0.01 } else { 10e6 };
+        for &kind in DistributionKind::ALL {
+            let distribution = TimeDistribution::new(kind, ms(10), ms(5), ms(100), 0.01, "service").unwrap();
+            let expected = if kind == DistributionKind::Bimodal { 10e6 * 0.99 + 100e6 * 0.01 } else { 10e6 };
             let (mean, half_width) = sample_mean(&distribution, 200_000);
-            assert!((mean - expected).abs() <= half_width.max(1.0), "{name}: {mean} vs {expected} ± {half_width}");
+            assert!((mean - expected).abs() <= half_width.max(1.0), "{kind}: {mean} vs {expected} ± {half_width}");
         }
     }
 
     #[test]
     fn lognormal_has_the_requested_spread() {
         let distribution = TimeDistribution::new(
-            "lognormal",
+            DistributionKind::LogNormal,
             SimDuration::from_millis(10),
             SimDuration::from_millis(20),
             SimDuration::ZERO,

@@ -8,13 +8,16 @@
 //! other. Leaves are independent, so each is drawn directly, without an event queue: one event per leaf call.
 
 use super::trace::{MAX_TRACE_SPANS, Span};
-use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
-use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, RunSettings, Section};
-use super::{SimModel, Value};
+use super::distributions::{self, TimeDistribution};
+use super::client;
+use super::{MetricSpec, RunOutput, RunSettings};
+use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
+use super::SimModel;
+use crate::params::Value;
 use crate::engine::sim_rng;
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, LatencyHistogram};
-use crate::policy::{HEDGE_NAMES, Hedge};
+use crate::policy::Hedge;
 
 /// The fan-out model (scenario `kind = "fanout"`).
 pub struct Fanout;
@@ -22,97 +25,53 @@ pub struct Fanout;
 /// The running percentile is refreshed every this many leaf calls.
 const PERCENTILE_REFRESH: u64 = 1_000;
 
+/// `[model]`, then `[client]`, in the order they are hashed into seeds.
 const FANOUT_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        section: Section::Model,
-        key: "fanout",
-        kind: ParamKind::Count { min: 1, max: 100_000 },
-        default: ParamDefault::Value(Value::Count(100)),
-        help: "leaf servers every request calls in parallel",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "service",
-        kind: ParamKind::Choice(DISTRIBUTION_NAMES),
-        default: ParamDefault::Value(Value::Choice("bimodal")),
-        help: "leaf latency distribution",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "service_mean",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(10))),
-        help: "leaf latency (the fast mode for bimodal)",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "service_sd",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(10))),
-        help: "standard deviation for lognormal leaves",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "slow_service",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_secs(1))),
-        help: "the slow mode of bimodal leaves",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "slow_probability",
-        kind: ParamKind::Real { min: 0.0, max: 1.0 },
-        default: ParamDefault::Value(Value::Real(0.01)),
-        help: "chance a bimodal leaf call is slow",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "slow_threshold",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(500))),
-        help: "a request taking at least this long counts as slow",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "requests",
-        kind: ParamKind::Count { min: 1, max: 100_000_000 },
-        default: ParamDefault::Value(Value::Count(10_000)),
-        help: "user requests per run",
-    },
+    ParamSpec::new(
+        Section::Model,
+        "fanout",
+        ParamKind::Count { min: 1, max: 100_000 },
+        ParamDefault::Value(Value::Count(100)),
+        "leaf servers every request calls in parallel",
+    ),
+    distributions::service("bimodal"),
+    distributions::service_mean(client::millis(10)),
+    distributions::service_sd(client::millis(10)),
+    distributions::slow_service(client::millis(1000)),
+    distributions::slow_probability(0.01),
+    ParamSpec::new(
+        Section::Model,
+        "slow_threshold",
+        ParamKind::Duration,
+        client::millis(500),
+        "a request taking at least this long counts as slow",
+    ),
+    ParamSpec::new(
+        Section::Model,
+        "requests",
+        ParamKind::Count { min: 1, max: 100_000_000 },
+        ParamDefault::Value(Value::Count(10_000)),
+        "user requests per run",
+    ),
 ];
 
-const HEDGE_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        section: Section::Client,
-        key: "hedge",
-        kind: ParamKind::Choice(HEDGE_NAMES),
-        default: ParamDefault::Value(Value::Choice("off")),
-        help: "off; fixed (a second copy after hedge_delay); percentile (after the running hedge_percentile)",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "hedge_delay",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(50))),
-        help: "fixed hedging: wait this long before the second copy (> 0)",
-    },
-    ParamSpec {
-        section: Section::Client,
-        key: "hedge_percentile",
-        kind: ParamKind::Real { min: 0.5, max: 0.9999 },
-        default: ParamDefault::Value(Value::Real(0.95)),
-        help: "percentile hedging: wait for this percentile of the leaf latencies seen so far",
-    },
-];
+const HEDGE_PARAMS: &[ParamSpec] = &[client::HEDGE, client::hedge_delay(client::millis(50)), client::HEDGE_PERCENTILE];
 
+/// The timeline's one series, counted per bucket.
+mod series {
+    series! { HEDGES = "hedges" }
+}
+
+/// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 mod metric {
-    pub const SLOW_FRACTION: usize = 0;
-    pub const LATENCY_P50_MS: usize = 1;
-    pub const LATENCY_P99_MS: usize = 2;
-    pub const LATENCY_P999_MS: usize = 3;
-    pub const EXTRA_LOAD: usize = 4;
-    pub const EVENTS: usize = 5;
-    pub const COUNT: usize = 6;
+    metrics! {
+        SLOW_FRACTION = "slow_fraction": "requests that took at least slow_threshold",
+        LATENCY_P50_MS = "latency_p50_ms": "median request latency (the slowest leaf)",
+        LATENCY_P99_MS = "latency_p99_ms": "99th percentile of request latency",
+        LATENCY_P999_MS = "latency_p999_ms": "99.9th percentile of request latency",
+        EXTRA_LOAD = "extra_load": "hedged copies sent, per leaf call",
+        EVENTS = "events": "leaf calls, hedges included",
+    }
 }
 
 /// Typed parameters of one point.
@@ -129,33 +88,17 @@ impl SimModel for Fanout {
     const KIND: &'static str = "fanout";
     const ABOUT: &'static str = "fan-out to many leaves, with hedged requests (The Tail at Scale)";
     const PARAMS: &'static [&'static [ParamSpec]] = &[FANOUT_PARAMS, HEDGE_PARAMS];
-    const METRICS: &'static [MetricSpec] = &[
-        MetricSpec { name: "slow_fraction", help: "requests that took at least slow_threshold" },
-        MetricSpec { name: "latency_p50_ms", help: "median request latency (the slowest leaf)" },
-        MetricSpec { name: "latency_p99_ms", help: "99th percentile of request latency" },
-        MetricSpec { name: "latency_p999_ms", help: "99.9th percentile of request latency" },
-        MetricSpec { name: "extra_load", help: "hedged copies sent, per leaf call" },
-        MetricSpec { name: "events", help: "leaf calls, hedges included" },
-    ];
-    const TIMELINE: &'static [&'static str] = &["hedges"];
+    const METRICS: &'static [MetricSpec] = metric::SPECS;
+    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
+    const TIMELINE: &'static [&'static str] = series::NAMES;
+    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["slow_fraction", "latency_p99_ms", "extra_load"];
 
     type Config = FanoutConfig;
 
     fn configure(point: &Point) -> Result<FanoutConfig, ParamError> {
-        let leaf = TimeDistribution::new(
-            point.choice("service")?,
-            point.duration("service_mean")?,
-            point.duration("service_sd")?,
-            point.duration("slow_service")?,
-            point.real("slow_probability")?,
-            "service",
-        )?;
-        let hedge = Hedge::from_choice(
-            point.choice("hedge")?,
-            point.duration("hedge_delay")?,
-            point.real("hedge_percentile")?,
-        );
+        let leaf = TimeDistribution::service(point)?;
+        let hedge = client::hedge(point)?;
         if hedge.doubles_every_call() {
             return Err(ParamError::new("hedge_delay", "must be longer than 0: a zero delay doubles every call".into()));
         }

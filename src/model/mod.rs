@@ -6,12 +6,11 @@
 pub mod client;
 pub mod distributions;
 pub mod faults;
-pub mod limiter_params;
-pub mod params;
+
 pub mod trace;
 
+use crate::params::{ParamError, ParamSpec, PartTable, Point, Value};
 use crate::time::SimDuration;
-pub use params::{ParamDefault, ParamError, ParamKind, ParamSpec, Part, PartTable, Point, Section, Value};
 
 /// One output metric: a column `name` in runs.csv, and `name_mean`/`name_sd`/`name_ci95` in summary.csv.
 #[derive(Debug)]
@@ -72,8 +71,12 @@ pub trait SimModel {
     /// Its own `[model]` parameters followed by any shared ones (such as the `[client]` policy).
     const PARAMS: &'static [&'static [ParamSpec]];
     const METRICS: &'static [MetricSpec];
+    /// The index constants of [`metrics!`] with their values: `("CALLS", 0)`, ….
+    const METRIC_INDICES: &'static [(&'static str, usize)];
     /// The series recorded per timeline bucket.
     const TIMELINE: &'static [&'static str];
+    /// The index constants of [`series!`] with their values.
+    const SERIES_INDICES: &'static [(&'static str, usize)];
     /// The metrics charted against the sweep's x axis when the scenario does not choose.
     const DEFAULT_CHART_METRICS: &'static [&'static str];
     /// Named parts a scenario may declare in tables of their own (the services of a call graph).
@@ -97,6 +100,39 @@ pub trait SimModel {
     fn service_names(_config: &Self::Config) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// Declares a model's output columns once. `metrics! { CALLS = "calls": "help", … }` defines `SPECS` (the
+/// [`MetricSpec`] table, in the order of runs.csv's columns), one index constant per metric into
+/// [`RunOutput::metrics`] (`CALLS`), `COUNT`, and `INDICES` (each constant's name with its value, which a test
+/// checks against the column it indexes). `series! { CALLS = "calls", … }` does the same for the timeline's
+/// series (`NAMES` instead of `SPECS`), indexing each bucket of [`RunOutput::timeline`].
+macro_rules! metrics {
+    ($($(#[$doc:meta])* $index:ident = $name:literal : $help:expr),+ $(,)?) => {
+        #[allow(clippy::upper_case_acronyms, non_camel_case_types, dead_code)]
+        #[repr(usize)]
+        enum Position { $($index),+ }
+        $($(#[$doc])* #[allow(dead_code)] pub(crate) const $index: usize = Position::$index as usize;)+
+        #[allow(dead_code)]
+        pub(crate) const COUNT: usize = [$($name),+].len();
+        pub(crate) const SPECS: &[$crate::model::MetricSpec] =
+            &[$($crate::model::MetricSpec { name: $name, help: $help }),+];
+        pub(crate) const INDICES: &[(&str, usize)] = &[$((stringify!($index), $index)),+];
+    };
+}
+
+/// See [`metrics!`].
+macro_rules! series {
+    ($($(#[$doc:meta])* $index:ident = $name:literal),+ $(,)?) => {
+        #[allow(clippy::upper_case_acronyms, non_camel_case_types, dead_code)]
+        #[repr(usize)]
+        enum Position { $($index),+ }
+        $($(#[$doc])* #[allow(dead_code)] pub(crate) const $index: usize = Position::$index as usize;)+
+        #[allow(dead_code)]
+        pub(crate) const COUNT: usize = [$($name),+].len();
+        pub(crate) const NAMES: &[&str] = &[$($name),+];
+        pub(crate) const INDICES: &[(&str, usize)] = &[$((stringify!($index), $index)),+];
+    };
 }
 
 macro_rules! register_models {
@@ -125,6 +161,11 @@ macro_rules! register_models {
             }
             pub fn metrics(self) -> &'static [MetricSpec] {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::METRICS),+ }
+            }
+            /// The index constants of the model's metrics and timeline series, as (name, value).
+            #[cfg(test)]
+            pub(crate) fn index_constants(self) -> [&'static [(&'static str, usize)]; 2] {
+                match self { $(ModelKind::$variant => [<$module::$model as SimModel>::METRIC_INDICES, <$module::$model as SimModel>::SERIES_INDICES]),+ }
             }
             pub fn timeline_series(self) -> &'static [&'static str] {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::TIMELINE),+ }
@@ -178,18 +219,19 @@ impl ModelKind {
         self.param_groups().iter().flat_map(|group| group.iter())
     }
 
-    /// A point with every parameter at its default, then `changes` applied by key (for tests, benchmarks and
-    /// examples; scenarios build their points from files).
+    /// A point with every parameter at its default, then `changes` applied by key (a parameter's name or its
+    /// former name), for tests, benchmarks and examples; scenarios build their points from files. Panics on a key
+    /// the model does not have, so a typo cannot silently leave a default in place.
     pub fn point_with(self, changes: &[(&str, Value)]) -> Point {
+        for (key, _) in changes {
+            assert!(self.params().any(|spec| spec.answers_to(None, key)), "the {} model has no `{key}`", self.name());
+        }
         let entries = self
             .params()
             .map(|spec| {
-                let changed = changes.iter().find(|(key, _)| *key == spec.key).map(|(_, value)| value.clone());
-                let default = match &spec.default {
-                    ParamDefault::Value(value) => Some(value.clone()),
-                    ParamDefault::Required | ParamDefault::Unset => None,
-                };
-                (spec, changed.or(default))
+                let changed =
+                    changes.iter().find(|(key, _)| spec.answers_to(None, key)).map(|(_, value)| value.clone());
+                (spec, changed.or_else(|| spec.default.hashed_value()))
             })
             .collect();
         Point::new(entries)
@@ -197,5 +239,34 @@ impl ModelKind {
 
     pub fn metric_index(self, name: &str) -> Option<usize> {
         self.metrics().iter().position(|metric| metric.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every index constant a model's code uses names the column it indexes (`CALLS` → `calls`), and the
+    /// constants number the columns 0, 1, 2, … in order, so a metric can be neither misplaced nor mislabelled.
+    #[test]
+    fn every_metric_and_series_index_names_its_column() {
+        for kind in ModelKind::ALL {
+            let [metric_indices, series_indices] = kind.index_constants();
+            let metric_names: Vec<&str> = kind.metrics().iter().map(|metric| metric.name).collect();
+            for (indices, names) in
+                [(metric_indices, metric_names.as_slice()), (series_indices, kind.timeline_series())]
+            {
+                assert_eq!(indices.len(), names.len(), "{}: one constant per column", kind.name());
+                for (position, &(constant, index)) in indices.iter().enumerate() {
+                    assert_eq!(index, position, "{}: {constant}", kind.name());
+                    assert_eq!(
+                        constant.to_lowercase(),
+                        names[index],
+                        "{}: {constant} indexes column {index}",
+                        kind.name()
+                    );
+                }
+            }
+        }
     }
 }

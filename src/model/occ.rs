@@ -9,54 +9,67 @@
 
 use rand_distr::{Distribution, Normal};
 
-use super::client::{CLIENT_PARAMS, retry_policy};
-use super::{MetricSpec, RunSettings, ParamDefault, ParamError, ParamKind, ParamSpec, Point, RunOutput, Section, SimModel, Value};
+use super::client;
+use super::distributions;
 use super::trace::Tracer;
+use super::{MetricSpec, RunOutput, RunSettings, SimModel};
 use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
-use crate::time::{SimDuration, SimTime};
 use crate::metrics::BucketCounter;
+use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::policy::{BackoffMemory, RetryDecision, RetryPolicy};
+use crate::time::{SimDuration, SimTime};
 
 /// The OCC model (scenario `kind = "occ"`).
 pub struct Occ;
 
+/// `[model]`, in the order they are hashed into seeds.
 const OCC_PARAMS: &[ParamSpec] = &[
-    ParamSpec {
-        section: Section::Model,
-        key: "clients",
-        kind: ParamKind::Count { min: 1, max: 10_000_000 },
-        default: ParamDefault::Required,
-        help: "clients contending for the row, all starting at t = 0",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "network_mean",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(10))),
-        help: "mean of one network hop, |Normal(mean, sd)|",
-    },
-    ParamSpec {
-        section: Section::Model,
-        key: "network_sd",
-        kind: ParamKind::Duration,
-        default: ParamDefault::Value(Value::Duration(SimDuration::from_millis(2))),
-        help: "standard deviation of one network hop",
-    },
+    ParamSpec::new(
+        Section::Model,
+        "clients",
+        ParamKind::Count { min: 1, max: 10_000_000 },
+        ParamDefault::Required,
+        "clients contending for the row, all starting at t = 0",
+    ),
+    distributions::network_delay(client::millis(10)).formerly(Section::Model, "network_mean"),
+    ParamSpec::new(
+        Section::Model,
+        "network_sd",
+        ParamKind::Duration,
+        client::millis(2),
+        "standard deviation of one network hop: each takes |Normal(network_delay, network_sd)|",
+    ),
 ];
 
-/// Metric positions in [`RunOutput::metrics`].
+/// `[client]`: the OCC model simulates no retry limiter, so it runs the presets that ship none.
+const OCC_CLIENT_PARAMS: &[ParamSpec] = &[
+    client::strategy(client::POLICIES_WITHOUT_LIMITER, "full-jitter"),
+    client::base(client::millis(5)),
+    client::cap(client::millis(2000)),
+    client::multiplier(ParamDefault::Value(Value::Real(2.0))),
+    client::max_attempts(u32::MAX as i64, ParamDefault::Unset),
+    client::DEADLINE,
+];
+
+/// The timeline's one series, counted per bucket.
+mod series {
+    series! { CALLS = "calls" }
+}
+
+/// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 mod metric {
-    pub const CALLS: usize = 0;
-    pub const READS: usize = 1;
-    pub const ATTEMPTS: usize = 2;
-    pub const RETRIES: usize = 3;
-    pub const GAVE_UP: usize = 4;
-    pub const SUCCESS_RATE: usize = 5;
-    pub const COMPLETION_MS: usize = 6;
-    pub const PEAK_CALLS_PER_BUCKET: usize = 7;
-    pub const PEAK_TO_MEAN: usize = 8;
-    pub const EVENTS: usize = 9;
-    pub const COUNT: usize = 10;
+    metrics! {
+        CALLS = "calls": "server WRITE calls (the study's measure of work)",
+        READS = "reads": "server READ calls",
+        ATTEMPTS = "attempts": "read-then-write attempts by all clients; each ends in one WRITE, so attempts = calls here",
+        RETRIES = "retries": "attempts after the first, over all clients",
+        GAVE_UP = "gave_up": "clients whose policy gave up before a successful write",
+        SUCCESS_RATE = "success_rate": "fraction of clients that wrote successfully",
+        COMPLETION_MS = "completion_ms": "time of the last event (the study's completion time)",
+        PEAK_CALLS_PER_BUCKET = "peak_calls_per_bucket": "most WRITE calls in one timeline bucket",
+        PEAK_TO_MEAN = "peak_to_mean": "peak calls per bucket over the mean of the non-empty buckets",
+        EVENTS = "events": "engine events (message deliveries) in the run",
+    }
 }
 
 /// Typed parameters of one point.
@@ -70,36 +83,24 @@ pub struct OccConfig {
 impl SimModel for Occ {
     const KIND: &'static str = "occ";
     const ABOUT: &'static str = "one OCC row under contention, as in the AWS 2015 backoff-and-jitter study";
-    const PARAMS: &'static [&'static [ParamSpec]] = &[OCC_PARAMS, CLIENT_PARAMS];
-    const METRICS: &'static [MetricSpec] = &[
-        MetricSpec { name: "calls", help: "server WRITE calls (the study's measure of work)" },
-        MetricSpec { name: "reads", help: "server READ calls" },
-        MetricSpec {
-            name: "attempts",
-            help: "read-then-write attempts by all clients; each ends in one WRITE, so attempts = calls here",
-        },
-        MetricSpec { name: "retries", help: "attempts after the first, over all clients" },
-        MetricSpec { name: "gave_up", help: "clients whose policy gave up before a successful write" },
-        MetricSpec { name: "success_rate", help: "fraction of clients that wrote successfully" },
-        MetricSpec { name: "completion_ms", help: "time of the last event (the study's completion time)" },
-        MetricSpec { name: "peak_calls_per_bucket", help: "most WRITE calls in one timeline bucket" },
-        MetricSpec { name: "peak_to_mean", help: "peak calls per bucket over the mean of the non-empty buckets" },
-        MetricSpec { name: "events", help: "engine events (message deliveries) in the run" },
-    ];
-    const TIMELINE: &'static [&'static str] = &["calls"];
+    const PARAMS: &'static [&'static [ParamSpec]] = &[OCC_PARAMS, OCC_CLIENT_PARAMS];
+    const METRICS: &'static [MetricSpec] = metric::SPECS;
+    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
+    const TIMELINE: &'static [&'static str] = series::NAMES;
+    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "completion_ms"];
 
     type Config = OccConfig;
 
     fn configure(point: &Point) -> Result<OccConfig, ParamError> {
-        let mean = point.duration("network_mean")?;
+        let mean = point.duration("network_delay")?;
         let sd = point.duration("network_sd")?;
         let network = Normal::new(mean.as_nanos_f64(), sd.as_nanos_f64())
             .map_err(|err| ParamError::new("network_sd", err.to_string()))?;
         let clients = point.count("clients")?;
         let clients = u32::try_from(clients)
             .map_err(|_| ParamError::new("clients", format!("{clients} is out of range")))?;
-        Ok(OccConfig { clients, network, retry: retry_policy(point)? })
+        Ok(OccConfig { clients, network, retry: client::retry_policy(point)?.0 })
     }
 
     fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {

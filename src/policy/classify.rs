@@ -1,5 +1,6 @@
 //! Which answers are worth retrying, and how a server's Retry-After hint changes the sleep.
 
+use crate::params::choices;
 use crate::time::SimDuration;
 
 /// An answer as a client sees it: the status code (0 when the connection was reset before any status) and
@@ -15,27 +16,18 @@ pub struct Response {
 /// 504 Gateway Timeout. Other 4xx (400, 401, 403, 404, 409, 422) are permanent.
 pub const RETRYABLE_STATUSES: &[u16] = &[429, 502, 503, 504];
 
-/// How a client decides whether a failed answer is retryable. Timeouts and connection resets (status 0) are
-/// always retryable.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Classifier {
-    /// Looks at the status code only, so a 400 is final even when the body says "try again".
-    StatusOnly,
-    /// Also reads the body: a 400 whose body says the failure is transient is retried.
-    BodyAware,
+choices! {
+    /// How a client decides whether a failed answer is retryable. Timeouts and connection resets (status 0) are
+    /// always retryable.
+    pub enum Classifier {
+        /// Looks at the status code only, so a 400 is final even when the body says "try again".
+        StatusOnly = "status-only",
+        /// Also reads the body: a 400 whose body says the failure is transient is retried.
+        BodyAware = "body-aware",
+    }
 }
 
 impl Classifier {
-    pub const NAMES: &'static [&'static str] = &["status-only", "body-aware"];
-
-    pub fn from_name(name: &str) -> Option<Classifier> {
-        match name {
-            "status-only" => Some(Classifier::StatusOnly),
-            "body-aware" => Some(Classifier::BodyAware),
-            _ => None,
-        }
-    }
-
     pub fn is_retryable(self, response: Response) -> bool {
         response.status == 0
             || RETRYABLE_STATUSES.contains(&response.status)
@@ -43,35 +35,25 @@ impl Classifier {
     }
 }
 
-/// What a client does with a server's Retry-After hint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RetryAfterPolicy {
-    /// Sleep exactly the hint instead of the computed backoff.
-    Honour,
-    /// Use the computed backoff; the hint is not read.
-    Ignore,
-    /// Sleep the hint, but never longer than the backoff cap.
-    HonourCapped,
+choices! {
+    /// What a client does with a server's Retry-After hint.
+    pub enum RetryAfterPolicy {
+        /// Sleep exactly the hint instead of the computed backoff.
+        Honour = "honour",
+        /// Use the computed backoff; the hint is not read.
+        Ignore = "ignore",
+        /// Sleep the hint, but never longer than the backoff cap.
+        HonourCapped = "honour-capped",
+    }
 }
 
 impl RetryAfterPolicy {
-    pub const NAMES: &'static [&'static str] = &["honour", "ignore", "honour-capped"];
-
-    pub fn from_name(name: &str) -> Option<RetryAfterPolicy> {
-        match name {
-            "honour" => Some(RetryAfterPolicy::Honour),
-            "ignore" => Some(RetryAfterPolicy::Ignore),
-            "honour-capped" => Some(RetryAfterPolicy::HonourCapped),
-            _ => None,
-        }
-    }
-
     /// The sleep before the next attempt given the computed backoff, the server's hint and the backoff cap.
     pub fn sleep(self, computed: SimDuration, hint: Option<SimDuration>, cap: SimDuration) -> SimDuration {
         match (self, hint) {
             (RetryAfterPolicy::Honour, Some(hint)) => hint,
             (RetryAfterPolicy::HonourCapped, Some(hint)) => hint.min(cap),
-            _ => computed,
+            (RetryAfterPolicy::Ignore, _) | (_, None) => computed,
         }
     }
 }

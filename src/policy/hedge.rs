@@ -1,10 +1,19 @@
 //! Hedged requests (Dean & Barroso, "The Tail at Scale", 2013): a caller sends a second copy of an attempt that
 //! is still unanswered after a while, takes whichever answer comes first and cancels the other copy.
 
+use crate::params::choices;
 use crate::time::SimDuration;
 
-/// The names a scenario uses for `hedge`.
-pub const HEDGE_NAMES: &[&str] = &["off", "fixed", "percentile"];
+choices! {
+    /// The `hedge` setting: whether a caller hedges, and what decides when.
+    pub enum HedgeMode {
+        Off = "off",
+        /// After `hedge_delay`.
+        Fixed = "fixed",
+        /// After the running `hedge_percentile` of the caller's latencies.
+        Percentile = "percentile",
+    }
+}
 
 /// When a caller sends the second copy.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -17,12 +26,12 @@ pub enum Hedge {
 }
 
 impl Hedge {
-    /// The hedge named `name` (one of [`HEDGE_NAMES`]; anything else is `Off`) with its delay or quantile.
-    pub fn from_choice(name: &str, delay: SimDuration, quantile: f64) -> Hedge {
-        match name {
-            "fixed" => Hedge::Fixed(delay),
-            "percentile" => Hedge::Percentile(quantile),
-            _ => Hedge::Off,
+    /// The hedge `mode` describes, with its delay or quantile.
+    pub fn new(mode: HedgeMode, delay: SimDuration, quantile: f64) -> Hedge {
+        match mode {
+            HedgeMode::Off => Hedge::Off,
+            HedgeMode::Fixed => Hedge::Fixed(delay),
+            HedgeMode::Percentile => Hedge::Percentile(quantile),
         }
     }
 
@@ -38,12 +47,14 @@ mod tests {
 
     #[test]
     fn names_pick_the_kind_and_only_a_zero_fixed_delay_doubles_every_call() {
+        use crate::params::Choice;
         let ms = SimDuration::from_millis;
-        assert_eq!(Hedge::from_choice("fixed", ms(20), 0.95), Hedge::Fixed(ms(20)));
-        assert_eq!(Hedge::from_choice("percentile", ms(20), 0.95), Hedge::Percentile(0.95));
-        assert_eq!(Hedge::from_choice("off", ms(20), 0.95), Hedge::Off);
-        assert!(Hedge::from_choice("fixed", SimDuration::ZERO, 0.95).doubles_every_call());
-        assert!(!Hedge::from_choice("percentile", SimDuration::ZERO, 0.95).doubles_every_call());
-        assert!(!Hedge::from_choice("fixed", ms(1), 0.95).doubles_every_call());
+        let hedge = |name: &str, delay: SimDuration| Hedge::new(HedgeMode::from_name(name).unwrap(), delay, 0.95);
+        assert_eq!(hedge("fixed", ms(20)), Hedge::Fixed(ms(20)));
+        assert_eq!(hedge("percentile", ms(20)), Hedge::Percentile(0.95));
+        assert_eq!(hedge("off", ms(20)), Hedge::Off);
+        assert!(hedge("fixed", SimDuration::ZERO).doubles_every_call());
+        assert!(!hedge("percentile", SimDuration::ZERO).doubles_every_call());
+        assert!(!hedge("fixed", ms(1)).doubles_every_call());
     }
 }

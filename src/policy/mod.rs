@@ -11,7 +11,7 @@ mod token_bucket;
 
 pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy};
 pub use classify::{Classifier, RETRYABLE_STATUSES, Response, RetryAfterPolicy};
-pub use hedge::{HEDGE_NAMES, Hedge};
+pub use hedge::{Hedge, HedgeMode};
 pub use presets::Preset;
 pub use retry::{GiveUpReason, RetryDecision, RetryPolicy};
 pub use token_bucket::TokenBucket;

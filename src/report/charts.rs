@@ -20,7 +20,8 @@ use super::grouped_bars::GroupedBars;
 use super::heatmap::Heatmap;
 use super::tables::format_number;
 use crate::Error;
-use crate::model::{MetricSpec, Value};
+use crate::model::MetricSpec;
+use crate::params::Value;
 use crate::scenario::{PlannedPoint, Scenario, SweepAxis};
 
 pub(super) const FONT: &str = "sans-serif";
@@ -148,7 +149,7 @@ impl Focus {
         let series_index = scenario
             .charts
             .series
-            .and_then(|key| scenario.sweep.iter().position(|axis| axis.spec.key == key))
+            .and_then(|key| scenario.sweep.iter().position(|axis| axis.name == key))
             .or_else(|| scenario.sweep.iter().position(|axis| axis.values.iter().any(|v| v.as_axis_number().is_none())))
             .or_else(|| (0..scenario.sweep.len()).find(|&i| Some(i) != x_axis));
         let pins = Pins::new(scenario, &scenario.charts.timeline_at, |i| Some(i) != series_index, true);
@@ -187,7 +188,7 @@ impl Pins {
             .iter()
             .enumerate()
             .map(|(i, axis)| {
-                let wanted = at.iter().find(|(key, value)| *key == axis.spec.key && axis.values.contains(value));
+                let wanted = at.iter().find(|(key, value)| *key == axis.name && axis.values.contains(value));
                 match wanted {
                     _ if !pinnable(i) => None,
                     Some((_, value)) => Some(value.clone()),
@@ -210,7 +211,7 @@ impl Pins {
             .sweep
             .iter()
             .zip(&self.values)
-            .filter_map(|(axis, value)| value.as_ref().map(|v| format!("{}={v}", axis.spec.key)))
+            .filter_map(|(axis, value)| value.as_ref().map(|v| format!("{}={v}", axis.name)))
             .collect();
         if at.is_empty() { String::new() } else { format!(" at {}", at.join(", ")) }
     }
@@ -222,7 +223,7 @@ impl Pins {
             .iter()
             .enumerate()
             .filter(|(i, _)| self.free[*i])
-            .map(|(i, axis)| format!("{}={}", axis.spec.key, point.swept[i]))
+            .map(|(i, axis)| format!("{}={}", axis.name, point.swept[i]))
             .collect();
         parts.join(", ")
     }
@@ -250,7 +251,7 @@ fn highlights_ms(aggregate: &Aggregate, point: usize) -> Vec<(f64, f64)> {
 /// The swept axis on the x axis: the one `[charts] x` names, else the first numeric one.
 fn x_axis(scenario: &Scenario) -> Option<usize> {
     let numeric = |axis: &SweepAxis| axis.values.iter().all(|v| v.as_axis_number().is_some());
-    match scenario.charts.x.and_then(|key| scenario.sweep.iter().position(|axis| axis.spec.key == key)) {
+    match scenario.charts.x.and_then(|key| scenario.sweep.iter().position(|axis| axis.name == key)) {
         Some(index) if numeric(&scenario.sweep[index]) => Some(index),
         _ => scenario.sweep.iter().position(numeric),
     }
@@ -263,11 +264,7 @@ fn line_label(scenario: &Scenario, point: &PlannedPoint, skip: Option<usize>) ->
     match others.as_slice() {
         [] => scenario.name.clone(),
         [(i, _)] => point.swept[*i].to_string(),
-        _ => others
-            .iter()
-            .map(|(i, axis)| format!("{}={}", axis.spec.key, point.swept[*i]))
-            .collect::<Vec<_>>()
-            .join(", "),
+        _ => others.iter().map(|(i, axis)| format!("{}={}", axis.name, point.swept[*i])).collect::<Vec<_>>().join(", "),
     }
 }
 
@@ -294,7 +291,7 @@ fn metric_chart(
     let mut subtitle = format!("{} · mean of {} replicates, 95% CI shown", spec.help, scenario.replicates);
     match x_axis {
         Some(x_index) => {
-            let x_key = scenario.sweep[x_index].spec.key;
+            let x_key = scenario.sweep[x_index].name;
             for line in &mut lines {
                 line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
                 // The analytic curve, drawn densely between the first and last simulated x of the line.
@@ -325,7 +322,7 @@ fn metric_chart(
             frame: Frame {
                 title: format!("{}: {}", scenario.name, spec.name),
                 subtitle,
-                x_label: scenario.sweep.iter().map(|axis| axis.spec.key).collect::<Vec<_>>().join(", "),
+                x_label: scenario.sweep.iter().map(|axis| axis.name).collect::<Vec<_>>().join(", "),
                 y_label: spec.name.to_owned(),
             },
             bars: lines,

@@ -58,7 +58,7 @@ impl GroupedBars {
         aggregate: &Aggregate,
         options: &BarsOptions,
     ) -> GroupedBars {
-        let series_axis = options.series.and_then(|key| scenario.sweep.iter().position(|a| a.spec.key == key));
+        let series_axis = options.series.and_then(|key| scenario.sweep.iter().position(|a| a.name == key));
         let pins = Pins::new(scenario, &options.at, |i| Some(i) != series_axis, true);
         let indices: Vec<usize> = options.metrics.iter().filter_map(|m| scenario.model.metric_index(m)).collect();
         let series = points
@@ -78,7 +78,7 @@ impl GroupedBars {
             [first, .., last] if groups.len() > 2 => format!("{first} … {last}"),
             _ => groups.join(" and "),
         };
-        let by = series_axis.map_or_else(String::new, |i| format!(" by {}", scenario.sweep[i].spec.key));
+        let by = series_axis.map_or_else(String::new, |i| format!(" by {}", scenario.sweep[i].name));
         let at_text = pins.at_text(scenario);
         let at_text = at_text.trim_start();
         let separator = if at_text.is_empty() { "" } else { " · " };

@@ -15,7 +15,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::aggregate::Aggregate;
 use super::charts::{DrawResult, FONT, GREY, Pins, short_number};
-use crate::model::Value;
+use crate::params::Value;
 use crate::scenario::{HeatmapOptions, PlannedPoint, Scenario, SweepAxis};
 
 /// Cells whose run never recovered.
@@ -70,7 +70,7 @@ fn axis_order(axis: &SweepAxis) -> Vec<usize> {
 fn axis_title(axis: &SweepAxis) -> String {
     let help = axis.spec.help;
     let clause = help.split(" (").next().unwrap_or(help).split(';').next().unwrap_or(help);
-    format!("{}: {}", axis.spec.key, clause.trim())
+    format!("{}: {}", axis.name, clause.trim())
 }
 
 impl Heatmap {
@@ -81,7 +81,7 @@ impl Heatmap {
         aggregate: &Aggregate,
         options: &HeatmapOptions,
     ) -> Option<Heatmap> {
-        let position = |key: &str| scenario.sweep.iter().position(|axis| axis.spec.key == key);
+        let position = |key: &str| scenario.sweep.iter().position(|axis| axis.name == key);
         let (x, y) = (position(options.x)?, position(options.y)?);
         let metric_index = scenario.model.metric_index(options.metric)?;
         let recovered_index = scenario.model.metric_index("recovered").filter(|&i| i != metric_index);
@@ -125,7 +125,7 @@ impl Heatmap {
             }
         }
         Some(Heatmap {
-            title: format!("{}: {} by {} and {}", scenario.name, spec.name, x_axis.spec.key, y_axis.spec.key),
+            title: format!("{}: {} by {} and {}", scenario.name, spec.name, x_axis.name, y_axis.name),
             subtitle,
             x_label: options.x_label.clone().unwrap_or_else(|| axis_title(x_axis)),
             y_label: options.y_label.clone().unwrap_or_else(|| axis_title(y_axis)),

@@ -89,7 +89,7 @@ fn header(page: &mut String, scenario: &Scenario, point_count: usize) {
     let swept = if scenario.sweep.is_empty() {
         String::from("nothing swept")
     } else {
-        let keys: Vec<&str> = scenario.sweep.iter().map(|axis| axis.spec.key).collect();
+        let keys: Vec<&str> = scenario.sweep.iter().map(|axis| axis.name).collect();
         format!("swept: {}", keys.join(", "))
     };
     let _ = writeln!(
@@ -186,7 +186,7 @@ fn summary_table(page: &mut String, scenario: &Scenario, points: &[PlannedPoint]
     );
     page.push_str("<div class=\"scroll\">\n<table>\n<thead><tr>");
     for axis in &scenario.sweep {
-        let _ = write!(page, "<th class=\"param\" title=\"{}\">{}</th>", escape(axis.spec.help), escape(axis.spec.key));
+        let _ = write!(page, "<th class=\"param\" title=\"{}\">{}</th>", escape(axis.spec.help), escape(axis.name));
     }
     for metric in metrics {
         let _ = write!(page, "<th title=\"{}\">{}</th>", escape(metric.help), escape(metric.name));
@@ -213,7 +213,7 @@ fn summary_table(page: &mut String, scenario: &Scenario, points: &[PlannedPoint]
     }
     page.push_str("<details><summary>What the columns mean</summary>\n<dl class=\"metrics\">\n");
     for axis in &scenario.sweep {
-        let _ = writeln!(page, "<dt>{}</dt><dd>swept: {}</dd>", escape(axis.spec.key), escape(axis.spec.help));
+        let _ = writeln!(page, "<dt>{}</dt><dd>swept: {}</dd>", escape(axis.name), escape(axis.spec.help));
     }
     for metric in metrics {
         let _ = writeln!(page, "<dt>{}</dt><dd>{}</dd>", escape(metric.name), escape(metric.help));

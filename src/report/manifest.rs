@@ -84,7 +84,7 @@ impl Manifest {
             threads: info.threads,
             points: points.len(),
             point_ids: points.iter().map(PlannedPoint::id).collect(),
-            swept: scenario.sweep.iter().map(|axis| axis.spec.key).collect(),
+            swept: scenario.sweep.iter().map(|axis| axis.name).collect(),
             timeline_bucket: scenario.timeline_bucket.to_string(),
             events: aggregate.events,
             max_events_per_run: scenario.max_events_per_run,

@@ -30,7 +30,7 @@ fn finish(writer: csv::Writer<Vec<u8>>) -> Vec<u8> {
 }
 
 fn swept_header(scenario: &Scenario) -> Vec<String> {
-    scenario.sweep.iter().map(|axis| axis.spec.key.to_owned()).collect()
+    scenario.sweep.iter().map(|axis| axis.name.to_owned()).collect()
 }
 
 fn swept_cells(point: &PlannedPoint) -> Vec<String> {

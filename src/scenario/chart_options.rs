@@ -27,7 +27,8 @@ use super::locator::Locator;
 use super::parse::{as_table, find, unknown_key};
 use super::value::convert;
 use crate::error::InputError;
-use crate::model::{ModelKind, Value};
+use crate::model::ModelKind;
+use crate::params::Value;
 
 const HEATMAP_KEYS: &[&str] = &["x", "y", "metric", "at", "name", "x_label", "y_label"];
 const BARS_KEYS: &[&str] = &["metrics", "series", "at", "name"];
@@ -72,13 +73,13 @@ pub(super) fn swept_key(
         .get_ref()
         .as_str()
         .ok_or_else(|| at.error(value.span(), key, "expected the name of a swept parameter"))?;
-    sweep.iter().map(|axis| axis.spec.key).find(|k| *k == name).ok_or_else(|| {
+    sweep.iter().find(|axis| axis.answers_to(name)).map(|axis| axis.name).ok_or_else(|| {
         at.error(value.span(), key, format!("\"{name}\" is not swept; swept parameters: {}", swept_list(sweep)))
     })
 }
 
 fn swept_list(sweep: &[SweepAxis]) -> String {
-    if sweep.is_empty() { "none".to_owned() } else { sweep.iter().map(|a| a.spec.key).collect::<Vec<_>>().join(", ") }
+    if sweep.is_empty() { "none".to_owned() } else { sweep.iter().map(|a| a.name).collect::<Vec<_>>().join(", ") }
 }
 
 /// An `at = { key = value, … }` table: each key a swept parameter, each value one of its swept values.
@@ -91,7 +92,7 @@ pub(super) fn pinned_values(
     let mut pinned = Vec::new();
     for (param, wanted) in as_table(value, dotted, at)?.iter() {
         let param_key = format!("{dotted}.{}", param.get_ref());
-        let axis = sweep.iter().find(|axis| axis.spec.key == param.get_ref().as_ref()).ok_or_else(|| {
+        let axis = sweep.iter().find(|axis| axis.answers_to(param.get_ref().as_ref())).ok_or_else(|| {
             at.error(
                 param.span(),
                 &param_key,
@@ -102,7 +103,7 @@ pub(super) fn pinned_values(
         if !axis.values.contains(&wanted_value) {
             return Err(at.error(wanted.span(), &param_key, format!("{wanted_value} is not one of the swept values")));
         }
-        pinned.push((axis.spec.key, wanted_value));
+        pinned.push((axis.name, wanted_value));
     }
     Ok(pinned)
 }
@@ -221,11 +222,11 @@ pub(super) fn read_heatmaps(
         }
         let free: Vec<&SweepAxis> = sweep
             .iter()
-            .filter(|axis| ![x, y].contains(&axis.spec.key) && !pinned.iter().any(|(k, _)| *k == axis.spec.key))
+            .filter(|axis| ![x, y].contains(&axis.name) && !pinned.iter().any(|(k, _)| *k == axis.name))
             .collect();
         let panels: usize = free.iter().map(|axis| axis.values.len()).product();
         if panels > MAX_HEATMAP_PANELS {
-            let names: Vec<&str> = free.iter().map(|axis| axis.spec.key).collect();
+            let names: Vec<&str> = free.iter().map(|axis| axis.name).collect();
             return Err(at.error(
                 span,
                 dotted,

@@ -38,7 +38,8 @@ pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
 pub use parts::PartOrigins;
 pub use plan::{PlannedPoint, plan};
 
-use crate::model::{ModelKind, ParamSpec, Part, Value};
+use crate::model::ModelKind;
+use crate::params::{ParamSpec, Part, Value};
 use crate::time::SimDuration;
 
 /// The only schema version this build reads.
@@ -83,8 +84,18 @@ pub struct Setting {
 #[derive(Debug, Clone)]
 pub struct SweepAxis {
     pub spec: &'static ParamSpec,
+    /// The key as the scenario spells it (the parameter's name or its former one): the column in the CSV
+    /// outputs, so renaming a parameter changed no published table.
+    pub name: &'static str,
     pub values: Vec<Value>,
     pub origin: Origin,
+}
+
+impl SweepAxis {
+    /// Whether `key` names this axis: its spelling in the sweep, or the parameter's name or former name.
+    pub fn answers_to(&self, key: &str) -> bool {
+        self.name == key || self.spec.answers_to(None, key)
+    }
 }
 
 /// What the `[charts]` table asks for; anything unset is chosen when the charts are drawn.
@@ -146,8 +157,9 @@ impl Scenario {
         self.path.file_stem().map_or_else(|| self.name.clone(), |stem| stem.to_string_lossy().into_owned())
     }
 
+    /// The swept parameter `key` names (by its spelling in the sweep, its name or its former name).
     pub fn axis(&self, key: &str) -> Option<&SweepAxis> {
-        self.sweep.iter().find(|axis| axis.spec.key == key)
+        self.sweep.iter().find(|axis| axis.answers_to(key))
     }
 
     /// The number of sweep points (the product of the axes' lengths).

@@ -51,7 +51,7 @@ pub fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> 
                 Some(rest) => (true, rest),
                 None => (false, key),
             };
-            let Some(spec) = resolve_param(scenario.model, param_key) else {
+            let Some((spec, name)) = resolve_param(scenario.model, param_key) else {
                 let mut valid = vec!["seed", "replicates", "timeline_bucket", "max_events_per_run"];
                 valid.extend(scenario.model.params().map(|spec| spec.key));
                 return Err(bad(&format!("unknown key `{key}`; valid keys: {}", valid.join(", "))));
@@ -61,7 +61,7 @@ pub fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> 
             let position = scenario.sweep.iter().position(|axis| std::ptr::eq(axis.spec, spec));
             if is_list || sweep_only {
                 let values = axis_values(spec, &dotted, value, at)?;
-                let axis = SweepAxis { spec, values, origin: origin.clone() };
+                let axis = SweepAxis { spec, name, values, origin: origin.clone() };
                 match position {
                     Some(i) => scenario.sweep[i] = axis,
                     None => scenario.sweep.push(axis),

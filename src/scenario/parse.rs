@@ -14,7 +14,8 @@ use super::{
     SweepAxis,
 };
 use crate::error::{InputError, LineCol, Origin};
-use crate::model::{ModelKind, ParamDefault, ParamKind, ParamSpec, Section, Value};
+use crate::model::ModelKind;
+use crate::params::{ParamDefault, ParamKind, ParamSpec, Section, Value};
 use crate::time::SimDuration;
 use crate::time::parse_duration;
 
@@ -171,10 +172,7 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
     let mut settings: Vec<Setting> = model
         .params()
         .map(|spec| {
-            let value = match &spec.default {
-                ParamDefault::Value(value) => Some(value.clone()),
-                ParamDefault::Required | ParamDefault::Unset => None,
-            };
+            let value = spec.default.hashed_value();
             Setting { spec, value, origin: Origin::Default }
         })
         .collect();
@@ -197,20 +195,20 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
     let mut sweep = Vec::new();
     if let Some(sweep_value) = find(root, "sweep") {
         for (key, value) in as_table(sweep_value, "sweep", at)?.iter() {
-            let spec = resolve_param(model, key.get_ref()).ok_or_else(|| {
+            let (spec, name) = resolve_param(model, key.get_ref()).ok_or_else(|| {
                 let valid: Vec<&str> = model.params().map(|spec| spec.key).collect();
                 unknown_key(at, key.span(), key.get_ref(), "[sweep]", &valid)
             })?;
             let dotted = format!("sweep.{}", key.get_ref());
-            if sweep.iter().any(|axis: &SweepAxis| std::ptr::eq(axis.spec, spec)) {
+            if let Some(earlier) = sweep.iter().find(|axis: &&SweepAxis| std::ptr::eq(axis.spec, spec)) {
                 return Err(at.error(
                     key.span(),
                     &dotted,
-                    format!("`{}` is already swept above; give it one list or range", spec.key),
+                    format!("`{}` is already swept above (as `{}`); give it one list or range", spec.key, earlier.name),
                 ));
             }
             let values = axis_values(spec, &dotted, value, at)?;
-            sweep.push(SweepAxis { spec, values, origin: at.origin(key.span()) });
+            sweep.push(SweepAxis { spec, name, values, origin: at.origin(key.span()) });
         }
     }
 
@@ -307,12 +305,15 @@ pub(super) fn parse_bucket(value: &DeValue<'_>) -> Result<SimDuration, String> {
     Ok(bucket)
 }
 
-/// Finds a parameter by bare key (`clients`) or dotted key (`model.clients`, `client.base`).
-pub(super) fn resolve_param(model: ModelKind, key: &str) -> Option<&'static ParamSpec> {
-    match key.split_once('.') {
-        Some((section, bare)) => model.params().find(|spec| spec.section.name() == section && spec.key == bare),
-        None => model.params().find(|spec| spec.key == key),
-    }
+/// Finds a parameter by bare key (`clients`) or dotted key (`model.clients`, `client.base`), by its name or its
+/// former name, with the spelling used (the key's last part).
+pub(super) fn resolve_param(model: ModelKind, key: &str) -> Option<(&'static ParamSpec, &'static str)> {
+    let (section, bare) = match key.split_once('.') {
+        Some((section, bare)) => (Some(Section::ALL.into_iter().find(|s| s.name() == section)?), bare),
+        None => (None, key),
+    };
+    let spec = model.params().find(|spec| spec.answers_to(section, bare))?;
+    Some((spec, spec.spelling(bare)?))
 }
 
 fn read_section<'i>(
@@ -329,7 +330,7 @@ fn read_section<'i>(
             continue;
         }
         let dotted = format!("{}.{key_text}", section.name());
-        let Some(setting) = settings.iter_mut().find(|s| s.spec.section == section && s.spec.key == key_text) else {
+        let Some(setting) = settings.iter_mut().find(|s| s.spec.answers_to(Some(section), key_text)) else {
             let mut valid = valid.clone();
             if section == Section::Model {
                 valid.insert(0, "kind");
@@ -343,6 +344,18 @@ fn read_section<'i>(
                 &dotted,
                 format!(
                     "a list or range belongs in [sweep]: move it there as `{key_text} = …` to run one point per value"
+                ),
+            ));
+        }
+        if let Origin::File(first) = setting.origin {
+            return Err(at.error(
+                key.span(),
+                &dotted,
+                format!(
+                    "`{}`{} is set twice, here and on line {}; keep one",
+                    setting.spec.dotted(),
+                    setting.spec.formerly.map_or_else(String::new, |(s, k)| format!(" (formerly `{}.{k}`)", s.name())),
+                    first.line,
                 ),
             ));
         }

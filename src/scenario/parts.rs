@@ -10,7 +10,8 @@ use super::Origin;
 use super::locator::Locator;
 use super::value::{convert, type_name};
 use crate::error::InputError;
-use crate::model::{ModelKind, Part, PartTable};
+use crate::model::ModelKind;
+use crate::params::{Part, PartTable};
 
 /// Where each part and each of its values was written, for errors found later (by the model or a sweep).
 #[derive(Clone, Debug)]
@@ -111,11 +112,9 @@ fn read_part(
             }
             continue;
         }
-        let param = spec
-            .overridable
-            .iter()
-            .find(|k| **k == key_text)
-            .and_then(|k| model.params().find(|p| p.key == *k))
+        let param = model
+            .params()
+            .find(|p| p.answers_to(None, key_text) && spec.overridable.contains(&p.key))
             .ok_or_else(|| {
                 let mut valid = vec![spec.link_key];
                 valid.extend_from_slice(spec.overridable);
@@ -133,6 +132,13 @@ fn read_part(
                     "a [{}.*] table takes one value per key; to sweep `{key_text}`, set it in [model] and sweep it there",
                     spec.table
                 ),
+            ));
+        }
+        if part.overrides.iter().any(|(set, _)| std::ptr::eq(*set, param)) {
+            return Err(at.error(
+                key.span(),
+                &dotted,
+                format!("`{}` is set twice in [{prefix}] (once under its former name); keep one", param.key),
             ));
         }
         part.overrides.push((param, convert(param, &dotted, value.get_ref(), value.span(), at)?));

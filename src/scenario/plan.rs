@@ -4,7 +4,8 @@
 use super::{Origin, Scenario};
 use crate::engine::stable_hash;
 use crate::error::InputError;
-use crate::model::{ModelConfig, Point, Value};
+use crate::model::ModelConfig;
+use crate::params::{Point, Value};
 
 /// Refuse sweeps beyond this many points: they are typos, not studies.
 pub const MAX_POINTS: usize = 1_000_000;
@@ -69,7 +70,7 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
 }
 
 /// Points a model's complaint at the place the offending parameter was set.
-fn locate(scenario: &Scenario, swept: &[Value], problem: crate::model::ParamError) -> InputError {
+fn locate(scenario: &Scenario, swept: &[Value], problem: crate::params::ParamError) -> InputError {
     if let (Some(part_name), Some(table)) = (&problem.part, scenario.model.part_table())
         && let Some(index) = scenario.parts.iter().position(|part| part.name == *part_name)
     {
@@ -90,7 +91,7 @@ fn locate(scenario: &Scenario, swept: &[Value], problem: crate::model::ParamErro
     let mut message = problem.message;
     if !scenario.sweep.is_empty() {
         let at: Vec<String> =
-            scenario.sweep.iter().zip(swept).map(|(axis, value)| format!("{}={value}", axis.spec.key)).collect();
+            scenario.sweep.iter().zip(swept).map(|(axis, value)| format!("{}={value}", axis.name)).collect();
         message = format!("{message} (at sweep point {})", at.join(", "));
     }
     if origin == Origin::Default {

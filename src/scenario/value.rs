@@ -6,7 +6,7 @@ use toml::de::DeValue;
 
 use super::locator::Locator;
 use crate::error::InputError;
-use crate::model::{ParamKind, ParamSpec, Value};
+use crate::params::{ParamKind, ParamSpec, Value};
 use crate::time::parse_duration;
 
 /// The TOML type of a value, for "expected X, found Y" messages.

@@ -29,7 +29,7 @@ impl Study {
         let labels = points
             .iter()
             .map(|p| match (&p.swept[0], &p.swept[1]) {
-                (retrylab::model::Value::Count(c), s) => (*c, s.to_string()),
+                (retrylab::params::Value::Count(c), s) => (*c, s.to_string()),
                 other => panic!("unexpected sweep layout {other:?}"),
             })
             .collect();

@@ -20,15 +20,17 @@ mod run;
 #[cfg(test)]
 mod tests;
 
-use super::distributions::{DISTRIBUTION_NAMES, TimeDistribution};
+use super::client::{self, LimiterSetting};
+use super::distributions::{self, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
-use super::{MetricSpec, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, RunOutput, RunSettings};
-use super::limiter_params::{LIMITER_TUNING_KEYS, LIMITER_TUNING_PARAMS, tuned_limiter};
-use super::{Section, SimModel, Value};
+use super::{MetricSpec, RunOutput, RunSettings, SimModel};
+use crate::params::{
+    Choice, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, Section, Value, choices, concat_groups,
+};
+use crate::policy::limiters::{Limiter, LimiterKind};
+use crate::policy::presets;
+use crate::policy::{Hedge, RetryAfterPolicy, RetryPolicy};
 use crate::time::SimDuration;
-use crate::policy::limiters::{LIMITER_NAMES, Limiter};
-use crate::policy::presets::{self, Preset};
-use crate::policy::{BackoffParams, HEDGE_NAMES, Hedge, RetryAfterPolicy, RetryPolicy, Strategy};
 
 /// The layered-services model (scenario `kind = "layers"`).
 pub struct Layers;
@@ -36,24 +38,27 @@ pub struct Layers;
 /// The largest graph the ledger has columns for.
 pub const MAX_LAYERS: usize = 8;
 
-/// Parameters a `[layer.<name>]` table may set for its own service.
+/// Parameters a `[layer.<name>]` table may set for its own service (former names are accepted too), and every
+/// limiter's knobs.
 pub const PER_LAYER_KEYS: &[&str] = &[
     "fanout",
     "workers",
     "queue_limit",
     "service",
-    "service_time",
+    "service_mean",
     "service_sd",
     "slow_service",
     "slow_probability",
     "failure_probability",
     "faults",
-    "attempts",
+    "max_attempts",
     "limiter",
     "budget",
     "strategy",
     "base",
     "cap",
+    "multiplier",
+    "deadline",
     "timeout",
     "hedge",
     "hedge_delay",
@@ -61,29 +66,33 @@ pub const PER_LAYER_KEYS: &[&str] = &[
     "hedge_max_extra",
 ];
 
-const PER_LAYER_AND_TUNING_KEYS: [&str; PER_LAYER_KEYS.len() + LIMITER_TUNING_KEYS.len()] =
-    presets::concat(PER_LAYER_KEYS, LIMITER_TUNING_KEYS);
+const PER_LAYER_AND_KNOB_KEYS: [&str; PER_LAYER_KEYS.len() + LimiterKind::KNOB_KEYS.len()] =
+    presets::concat(PER_LAYER_KEYS, LimiterKind::KNOB_KEYS);
 
 const GRAPH: PartTable = PartTable {
     table: "layer",
     link_key: "calls",
-    overridable: &PER_LAYER_AND_TUNING_KEYS,
+    overridable: &PER_LAYER_AND_KNOB_KEYS,
     replaces: &["layers"],
     max_parts: MAX_LAYERS,
 };
 
+choices! {
+    /// Which callers retry (`placement`) or hedge (`hedge_placement`).
+    pub enum Placement {
+        Every = "every",
+        /// Only the user's client.
+        Top = "top",
+        /// Only the callers of the bottom services.
+        Bottom = "bottom",
+    }
+}
+
 const fn param(section: Section, key: &'static str, kind: ParamKind, default: Value, help: &'static str) -> ParamSpec {
-    ParamSpec { section, key, kind, default: ParamDefault::Value(default), help }
+    ParamSpec::new(section, key, kind, ParamDefault::Value(default), help)
 }
 
-const fn unset(section: Section, key: &'static str, kind: ParamKind, help: &'static str) -> ParamSpec {
-    ParamSpec { section, key, kind, default: ParamDefault::Unset, help }
-}
-
-const fn ms(millis: u64) -> SimDuration {
-    SimDuration::from_millis(millis)
-}
-
+/// Every parameter, in the order they are hashed into seeds (renamed ones keep their place and former name).
 const LAYER_PARAMS: &[ParamSpec] = &[
     param(
         Section::Model,
@@ -92,17 +101,11 @@ const LAYER_PARAMS: &[ParamSpec] = &[
         Value::Count(3),
         "L: services in a uniform chain; the last one is the bottom (unused with [layer.*] tables)",
     ),
-    param(
-        Section::Model,
-        "attempts",
-        ParamKind::Count { min: 1, max: 100 },
-        Value::Count(3),
-        "A: attempts each retrying caller makes per call, the first included",
-    ),
+    client::max_attempts(100, ParamDefault::Value(Value::Count(3))).formerly(Section::Model, "attempts"),
     param(
         Section::Model,
         "placement",
-        ParamKind::Choice(&["every", "top", "bottom"]),
+        ParamKind::Choice(Placement::NAMES),
         Value::Choice("every"),
         "which callers retry: every one, only the user's client (top), or only the callers of the bottom services",
     ),
@@ -114,10 +117,11 @@ const LAYER_PARAMS: &[ParamSpec] = &[
         "p: chance a bottom service (one that calls nobody) fails a call (1: hard down); others fail only when \
          their table sets it",
     ),
-    unset(
+    ParamSpec::new(
         Section::Model,
         "faults",
         ParamKind::Text { syntax: FAULT_SYNTAX },
+        ParamDefault::Unset,
         "fault windows of the bottom services (black-hole needs a timeout in the caller)",
     ),
     param(
@@ -134,66 +138,22 @@ const LAYER_PARAMS: &[ParamSpec] = &[
         Value::Count(0),
         "calls a service works on at once; more wait in its queue (0: unlimited, no queue)",
     ),
-    unset(
+    ParamSpec::new(
         Section::Model,
         "queue_limit",
         ParamKind::Count { min: 0, max: 100_000_000 },
+        ParamDefault::Unset,
         "calls a service's queue holds; a call finding it full fails at once (unset: unbounded)",
     ),
-    param(
-        Section::Model,
-        "service",
-        ParamKind::Choice(DISTRIBUTION_NAMES),
-        Value::Choice("constant"),
-        "distribution of a service's work per call: constant, exponential or lognormal with mean `service_time` \
-         (and sd `service_sd`), or bimodal (`service_time`, or `slow_service` with `slow_probability`)",
-    ),
-    param(
-        Section::Model,
-        "service_time",
-        ParamKind::Duration,
-        Value::Duration(ms(1)),
-        "time a service works on a call before answering or calling down",
-    ),
-    param(Section::Model, "service_sd", ParamKind::Duration, Value::Duration(ms(1)), "lognormal work: its sd"),
-    param(Section::Model, "slow_service", ParamKind::Duration, Value::Duration(ms(1000)), "bimodal work: the slow value"),
-    param(
-        Section::Model,
-        "slow_probability",
-        ParamKind::Real { min: 0.0, max: 1.0 },
-        Value::Real(0.01),
-        "bimodal work: the chance a call takes `slow_service`",
-    ),
-    param(
-        Section::Model,
-        "limiter",
-        ParamKind::Choice(LIMITER_NAMES),
-        Value::Choice("none"),
-        "retry limiter of every caller: none; budget (retries ≤ `budget` × first tries); token-bucket (0.1 per \
-         call, capacity 5, a retry spends 1); breaker (no retries while > 10% of the last 100 calls failed, 1 s \
-         pauses); grpc (10, 0.1); aws-quota (500, 5, 10); finagle (20% + 10/s over 10 s)",
-    ),
-    param(
-        Section::Model,
-        "budget",
-        ParamKind::Real { min: 0.0, max: 1.0 },
-        Value::Real(0.2),
-        "b, the retry budget's fraction, 0 to 1 (with limiter = \"budget\")",
-    ),
-    param(
-        Section::Model,
-        "hop_delay",
-        ParamKind::Duration,
-        Value::Duration(ms(1)),
-        "one-way network delay between a caller and the service it calls",
-    ),
-    param(
-        Section::Model,
-        "network",
-        ParamKind::Choice(&["constant", "exponential"]),
-        Value::Choice("constant"),
-        "distribution of each hop's delay, with mean `hop_delay`",
-    ),
+    distributions::service("constant"),
+    distributions::service_mean(client::millis(1)).formerly(Section::Model, "service_time"),
+    distributions::service_sd(client::millis(1)),
+    distributions::slow_service(client::millis(1000)),
+    distributions::slow_probability(0.01),
+    client::limiter(client::LIMITERS_FOR_SHARED_CALLERS).formerly(Section::Model, "limiter"),
+    client::budget(0.2).formerly(Section::Model, "budget"),
+    distributions::network_delay(client::millis(1)).formerly(Section::Model, "hop_delay"),
+    distributions::network("constant"),
 ];
 
 const LAYER_WORKLOAD_PARAMS: &[ParamSpec] = &[
@@ -220,90 +180,98 @@ const LAYER_WORKLOAD_PARAMS: &[ParamSpec] = &[
     ),
 ];
 
+/// `[client]`: every caller's policy towards the services it calls. `multiplier` and `deadline` came later, so
+/// they are hashed only when set.
 const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
-    param(
-        Section::Client,
-        "strategy",
-        ParamKind::Choice(presets::STRATEGY_CHOICES),
-        Value::Choice("full-jitter"),
-        "backoff between a caller's attempts, or a preset (see `retrylab strategies`), which also brings its \
-         attempts and, with limiter = \"none\", its limiter",
-    ),
-    param(Section::Client, "base", ParamKind::Duration, Value::Duration(ms(10)), "b of the backoff formula"),
-    param(Section::Client, "cap", ParamKind::Duration, Value::Duration(ms(1000)), "c of the backoff formula"),
-    unset(
-        Section::Client,
-        "timeout",
-        ParamKind::Duration,
-        "a caller abandons an attempt with no answer after this long, and may retry (unset: waits for the answer)",
-    ),
-    param(
-        Section::Client,
-        "hedge",
-        ParamKind::Choice(HEDGE_NAMES),
-        Value::Choice("off"),
-        "send a second copy of an attempt still unanswered after `hedge_delay` (fixed) or after the caller's \
-         running `hedge_percentile` latency (percentile); the first answer wins, the other copy is cancelled",
-    ),
+    client::strategy(client::POLICIES_FOR_SHARED_CALLERS, "full-jitter"),
+    client::base(client::millis(10)),
+    client::cap(client::millis(1000)),
+    client::TIMEOUT,
+    client::HEDGE,
     param(
         Section::Client,
         "hedge_placement",
-        ParamKind::Choice(&["every", "top", "bottom"]),
+        ParamKind::Choice(Placement::NAMES),
         Value::Choice("every"),
         "which callers hedge (when `hedge` is on): every one, only the user's client, or only the callers of the \
          bottom services",
     ),
-    param(
-        Section::Client,
-        "hedge_delay",
-        ParamKind::Duration,
-        Value::Duration(ms(50)),
-        "fixed hedging: wait this long for an answer before sending the copy",
-    ),
-    param(
-        Section::Client,
-        "hedge_percentile",
-        ParamKind::Real { min: 0.5, max: 0.9999 },
-        Value::Real(0.95),
-        "percentile hedging: wait for this percentile of the latencies the caller has seen",
-    ),
-    unset(
+    client::hedge_delay(client::millis(50)),
+    client::HEDGE_PERCENTILE,
+    ParamSpec::new(
         Section::Client,
         "hedge_max_extra",
         ParamKind::Real { min: 0.0, max: 1.0 },
+        ParamDefault::Unset,
         "at most this many hedges per first try of the caller, 0 to 1 (unset: no cap)",
     ),
+    client::multiplier(ParamDefault::Implied(Value::Real(2.0))),
+    client::DEADLINE,
 ];
 
+/// Every parameter group, the limiters' knobs last.
+const PARAMS: [&[ParamSpec]; 3 + LimiterKind::KNOBS.len()] =
+    concat_groups(&[LAYER_PARAMS, LAYER_WORKLOAD_PARAMS, LAYER_CLIENT_PARAMS], LimiterKind::KNOBS);
+
+/// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 mod metric {
-    pub const REQUESTS: usize = 0;
-    pub const SUCCESS_RATE: usize = 1;
-    pub const AMPLIFICATION: usize = 2;
-    pub const BOTTOM_CALLS: usize = 3;
-    pub const RETRIES: usize = 4;
-    pub const HEDGES: usize = 5;
-    pub const TIMEOUTS: usize = 6;
-    pub const REFUSED: usize = 7;
-    pub const LATENCY_P50_MS: usize = 8;
-    pub const LATENCY_P99_MS: usize = 9;
-    pub const EVENTS: usize = 10;
-    pub const REJECTED_LOCALLY: usize = 11;
-    /// `amplification_l1` … `amplification_l8`, then `retries_l1` …, then `hedges_l1` … follow.
-    pub const LAYER_0: usize = 12;
-    pub const RETRIES_L0: usize = LAYER_0 + super::MAX_LAYERS;
-    pub const HEDGES_L0: usize = RETRIES_L0 + super::MAX_LAYERS;
-    pub const COUNT: usize = HEDGES_L0 + super::MAX_LAYERS;
+    metrics! {
+        REQUESTS = "requests": "user requests",
+        SUCCESS_RATE = "success_rate": "user requests that succeeded",
+        AMPLIFICATION = "amplification": "attempts at every service together, per user request",
+        BOTTOM_CALLS = "bottom_calls": "attempts reaching the bottom services, per user request",
+        RETRIES = "retries": "retries by all callers, per user request",
+        HEDGES = "hedges": "hedged copies sent by all callers, per user request",
+        TIMEOUTS = "timeouts": "attempts abandoned by their caller's timeout, per user request",
+        REFUSED = "refused": "retries a limiter or budget refused, per user request",
+        LATENCY_P50_MS = "latency_p50_ms": "median time from a user request to its successful answer",
+        LATENCY_P99_MS = "latency_p99_ms": "99th percentile of the time from a user request to its successful answer",
+        EVENTS = "events": "engine events in the run",
+        REJECTED_LOCALLY = "rejected_locally": "attempts a client-side limiter (sre-throttle, systemd) refused to send, per user request",
+        AMPLIFICATION_L1 = "amplification_l1": "attempts reaching service 1 (the entry) per user request",
+        AMPLIFICATION_L2 = "amplification_l2": "attempts reaching service 2 per user request",
+        AMPLIFICATION_L3 = "amplification_l3": "attempts reaching service 3 per user request",
+        AMPLIFICATION_L4 = "amplification_l4": "attempts reaching service 4 per user request",
+        AMPLIFICATION_L5 = "amplification_l5": "attempts reaching service 5 per user request",
+        AMPLIFICATION_L6 = "amplification_l6": "attempts reaching service 6 per user request",
+        AMPLIFICATION_L7 = "amplification_l7": "attempts reaching service 7 per user request",
+        AMPLIFICATION_L8 = "amplification_l8": "attempts reaching service 8 per user request",
+        RETRIES_L1 = "retries_l1": "of amplification_l1, the retries",
+        RETRIES_L2 = "retries_l2": "of amplification_l2, the retries",
+        RETRIES_L3 = "retries_l3": "of amplification_l3, the retries",
+        RETRIES_L4 = "retries_l4": "of amplification_l4, the retries",
+        RETRIES_L5 = "retries_l5": "of amplification_l5, the retries",
+        RETRIES_L6 = "retries_l6": "of amplification_l6, the retries",
+        RETRIES_L7 = "retries_l7": "of amplification_l7, the retries",
+        RETRIES_L8 = "retries_l8": "of amplification_l8, the retries",
+        HEDGES_L1 = "hedges_l1": "of amplification_l1, the hedges (the rest are first tries)",
+        HEDGES_L2 = "hedges_l2": "of amplification_l2, the hedges",
+        HEDGES_L3 = "hedges_l3": "of amplification_l3, the hedges",
+        HEDGES_L4 = "hedges_l4": "of amplification_l4, the hedges",
+        HEDGES_L5 = "hedges_l5": "of amplification_l5, the hedges",
+        HEDGES_L6 = "hedges_l6": "of amplification_l6, the hedges",
+        HEDGES_L7 = "hedges_l7": "of amplification_l7, the hedges",
+        HEDGES_L8 = "hedges_l8": "of amplification_l8, the hedges",
+    }
 }
 
-/// The timeline series, per bucket.
+// The per-service columns are indexed as `AMPLIFICATION_L1 + service`: each group must be contiguous.
+const _: () = assert!(
+    metric::AMPLIFICATION_L8 == metric::AMPLIFICATION_L1 + MAX_LAYERS - 1
+        && metric::RETRIES_L8 == metric::RETRIES_L1 + MAX_LAYERS - 1
+        && metric::HEDGES_L8 == metric::HEDGES_L1 + MAX_LAYERS - 1
+);
+
+/// The timeline's series, counted per bucket.
 mod series {
-    /// Attempts arriving at the bottom services.
-    pub const BOTTOM_CALLS: usize = 0;
-    /// Attempts sent to any service.
-    pub const CALLS: usize = 1;
-    /// User requests answered with success.
-    pub const GOODPUT: usize = 2;
-    pub const COUNT: usize = 3;
+    series! {
+        /// Attempts arriving at the bottom services.
+        BOTTOM_CALLS = "bottom_calls",
+        /// Attempts sent to any service.
+        CALLS = "calls",
+        /// User requests answered with success.
+        GOODPUT = "goodput",
+    }
 }
 
 /// How one caller (the user's client, or a service calling the ones below it) treats its calls.
@@ -361,50 +329,11 @@ impl LayersConfig {
 impl SimModel for Layers {
     const KIND: &'static str = "layers";
     const ABOUT: &'static str = "a graph of services that each retry: amplification across layers";
-    const PARAMS: &'static [&'static [ParamSpec]] =
-        &[LAYER_PARAMS, LAYER_WORKLOAD_PARAMS, LAYER_CLIENT_PARAMS, LIMITER_TUNING_PARAMS];
-    const METRICS: &'static [MetricSpec] = &[
-        MetricSpec { name: "requests", help: "user requests" },
-        MetricSpec { name: "success_rate", help: "user requests that succeeded" },
-        MetricSpec { name: "amplification", help: "attempts at every service together, per user request" },
-        MetricSpec { name: "bottom_calls", help: "attempts reaching the bottom services, per user request" },
-        MetricSpec { name: "retries", help: "retries by all callers, per user request" },
-        MetricSpec { name: "hedges", help: "hedged copies sent by all callers, per user request" },
-        MetricSpec { name: "timeouts", help: "attempts abandoned by their caller's timeout, per user request" },
-        MetricSpec { name: "refused", help: "retries a limiter or budget refused, per user request" },
-        MetricSpec { name: "latency_p50_ms", help: "median time from a user request to its successful answer" },
-        MetricSpec { name: "latency_p99_ms", help: "99th percentile of the time from a user request to its successful answer" },
-        MetricSpec { name: "events", help: "engine events in the run" },
-        MetricSpec {
-            name: "rejected_locally",
-            help: "attempts a client-side limiter (sre-throttle, systemd) refused to send, per user request",
-        },
-        MetricSpec { name: "amplification_l1", help: "attempts reaching service 1 (the entry) per user request" },
-        MetricSpec { name: "amplification_l2", help: "attempts reaching service 2 per user request" },
-        MetricSpec { name: "amplification_l3", help: "attempts reaching service 3 per user request" },
-        MetricSpec { name: "amplification_l4", help: "attempts reaching service 4 per user request" },
-        MetricSpec { name: "amplification_l5", help: "attempts reaching service 5 per user request" },
-        MetricSpec { name: "amplification_l6", help: "attempts reaching service 6 per user request" },
-        MetricSpec { name: "amplification_l7", help: "attempts reaching service 7 per user request" },
-        MetricSpec { name: "amplification_l8", help: "attempts reaching service 8 per user request" },
-        MetricSpec { name: "retries_l1", help: "of amplification_l1, the retries" },
-        MetricSpec { name: "retries_l2", help: "of amplification_l2, the retries" },
-        MetricSpec { name: "retries_l3", help: "of amplification_l3, the retries" },
-        MetricSpec { name: "retries_l4", help: "of amplification_l4, the retries" },
-        MetricSpec { name: "retries_l5", help: "of amplification_l5, the retries" },
-        MetricSpec { name: "retries_l6", help: "of amplification_l6, the retries" },
-        MetricSpec { name: "retries_l7", help: "of amplification_l7, the retries" },
-        MetricSpec { name: "retries_l8", help: "of amplification_l8, the retries" },
-        MetricSpec { name: "hedges_l1", help: "of amplification_l1, the hedges (the rest are first tries)" },
-        MetricSpec { name: "hedges_l2", help: "of amplification_l2, the hedges" },
-        MetricSpec { name: "hedges_l3", help: "of amplification_l3, the hedges" },
-        MetricSpec { name: "hedges_l4", help: "of amplification_l4, the hedges" },
-        MetricSpec { name: "hedges_l5", help: "of amplification_l5, the hedges" },
-        MetricSpec { name: "hedges_l6", help: "of amplification_l6, the hedges" },
-        MetricSpec { name: "hedges_l7", help: "of amplification_l7, the hedges" },
-        MetricSpec { name: "hedges_l8", help: "of amplification_l8, the hedges" },
-    ];
-    const TIMELINE: &'static [&'static str] = &["bottom_calls", "calls", "goodput"];
+    const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
+    const METRICS: &'static [MetricSpec] = metric::SPECS;
+    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
+    const TIMELINE: &'static [&'static str] = series::NAMES;
+    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["bottom_calls", "amplification", "success_rate"];
     const PARTS: Option<&'static PartTable> = Some(&GRAPH);
 
@@ -415,8 +344,8 @@ impl SimModel for Layers {
         if rate <= 0.0 {
             return Err(ParamError::new("rate", "must be greater than 0".into()));
         }
-        let placement = point.choice("placement")?;
-        let hedge_placement = point.choice("hedge_placement")?;
+        let placement = point.choice_of::<Placement>("placement")?;
+        let hedge_placement = point.choice_of::<Placement>("hedge_placement")?;
         let (names, calls, points) = graph(point)?;
         let bottom = |i: usize| calls[i].is_empty();
         let mut services = Vec::with_capacity(names.len());
@@ -431,15 +360,16 @@ impl SimModel for Layers {
                     error
                 }
             };
-            let placed = |placement: &str| match placement {
-                "every" => true,
-                "top" => false,
-                _ => calls[i].iter().any(|&c| bottom(c as usize)),
+            let placed = |placement: Placement| match placement {
+                Placement::Every => true,
+                Placement::Top => false,
+                Placement::Bottom => calls[i].iter().any(|&c| bottom(c as usize)),
             };
-            // A table's own `attempts` or `hedge` wins over the model-wide placement (and over a preset's attempts).
-            let retries = placed(placement) || sets("attempts");
+            // A table's own `max_attempts` or `hedge` wins over the model-wide placement (and over a preset's
+            // attempts).
+            let retries = placed(placement) || sets("max_attempts");
             let hedges = placed(hedge_placement) || sets("hedge");
-            let policy = caller_policy(own, retries, hedges, sets("attempts")).map_err(located)?;
+            let policy = caller_policy(own, retries, hedges, sets("max_attempts")).map_err(located)?;
             // The model-wide failure probability and faults are the bottom services'; others only their own.
             let applies = |key: &str| bottom(i) || sets(key);
             let failure_probability =
@@ -456,21 +386,13 @@ impl SimModel for Layers {
                 fanout: own.count("fanout")? as u32,
                 workers: own.count("workers")? as u32,
                 queue_limit: own.optional_count("queue_limit")?.map(|n| n as u32),
-                work: TimeDistribution::new(
-                    own.choice("service")?,
-                    own.duration("service_time")?,
-                    own.duration("service_sd")?,
-                    own.duration("slow_service")?,
-                    own.real("slow_probability")?,
-                    "service",
-                )
-                .map_err(located)?,
+                work: TimeDistribution::service(own).map_err(located)?,
                 failure_probability,
                 faults,
                 policy,
             });
         }
-        let user_placed = |placement: &str| placement != "bottom" || bottom(0);
+        let user_placed = |placement: Placement| placement != Placement::Bottom || bottom(0);
         let user = caller_policy(point, user_placed(placement), user_placed(hedge_placement), false)?;
         // A black hole answers nothing: only its callers' timeouts end those attempts.
         let timeout_of = |caller: Option<usize>| match caller {
@@ -502,14 +424,7 @@ impl SimModel for Layers {
             services,
             user,
             clients: point.count("clients")? as usize,
-            hop: TimeDistribution::new(
-                point.choice("network")?,
-                point.duration("hop_delay")?,
-                SimDuration::ZERO,
-                SimDuration::ZERO,
-                0.0,
-                "network",
-            )?,
+            hop: TimeDistribution::network(point)?,
             requests: point.count("requests")? as u64,
             rate_per_nano: rate / 1e9,
         })
@@ -557,51 +472,37 @@ fn graph(point: &Point) -> Result<Graph, ParamError> {
 }
 
 /// One caller's policy from its point; `retries` and `hedges` say whether placement lets it retry or hedge, and
-/// `own_attempts` whether its `attempts` was set for it alone (then a preset's attempts do not replace it).
+/// `own_attempts` whether its `max_attempts` was set for it alone (then a preset's attempts do not replace it).
 fn caller_policy(point: &Point, retries: bool, hedges: bool, own_attempts: bool) -> Result<CallerPolicy, ParamError> {
-    let base = point.duration("base")?;
-    let cap = point.duration("cap")?;
-    if cap < base {
-        return Err(ParamError::new("cap", format!("cap ({cap}) must be at least base ({base})")));
+    let (backoff, preset) = client::retry_policy(point)?;
+    let mut attempts = point.count("max_attempts")? as u32;
+    if let Some(preset) = preset
+        && !own_attempts
+    {
+        attempts = preset.max_attempts.unwrap_or(attempts);
     }
-    let hedge_max_extra = match point.get("hedge_max_extra")? {
-        Some(_) => Some(point.real("hedge_max_extra")?),
-        None => None,
-    };
-    let hedge =
-        Hedge::from_choice(point.choice("hedge")?, point.duration("hedge_delay")?, point.real("hedge_percentile")?);
+    // This model counts a caller's attempts itself, and its services send no Retry-After.
+    let backoff = RetryPolicy { max_attempts: None, retry_after: RetryAfterPolicy::Ignore, ..backoff };
+    let hedge_max_extra = point.optional_real("hedge_max_extra")?;
+    let hedge = client::hedge(point)?;
     if hedge.doubles_every_call() && hedge_max_extra.is_none() {
-        return Err(ParamError::new("hedge_delay", "a zero delay with no `hedge_max_extra` cap doubles every attempt; give a delay > 0 or a cap"
-                .into()));
+        return Err(ParamError::new(
+            "hedge_delay",
+            "a zero delay with no `hedge_max_extra` cap doubles every attempt; give a delay > 0 or a cap".into(),
+        ));
     }
-    let hedge = if hedges { hedge } else { Hedge::Off };
-    let limiter_name = point.choice("limiter")?;
-    let strategy_name = point.choice("strategy")?;
-    let mut backoff = RetryPolicy {
-        strategy: Strategy::from_name(strategy_name).unwrap_or(Strategy::FullJitter),
-        backoff: BackoffParams { base, cap, multiplier: 2.0 },
-        max_attempts: None,
-        deadline: None,
-        retry_after: RetryAfterPolicy::Ignore,
+    let (budget, limiter) = match client::limiter_setting(point, preset)? {
+        LimiterSetting::None => (None, None),
+        LimiterSetting::Budget(ratio) => (Some(ratio), None),
+        LimiterSetting::Shipped(limiter) => (None, Some(limiter)),
     };
-    let mut attempts = point.count("attempts")? as u32;
-    let mut limiter = tuned_limiter(point, limiter_name)?;
-    if let Some(preset) = Preset::lookup(strategy_name) {
-        backoff = RetryPolicy { max_attempts: None, ..preset.apply(backoff) };
-        if !own_attempts {
-            attempts = preset.max_attempts.unwrap_or(attempts);
-        }
-        if limiter_name == "none" {
-            limiter = preset.limiter();
-        }
-    }
     Ok(CallerPolicy {
         attempts: if retries { attempts } else { 1 },
         backoff,
         timeout: point.optional_duration("timeout")?,
-        hedge,
+        hedge: if hedges { hedge } else { Hedge::Off },
         hedge_max_extra,
-        budget: (limiter_name == "budget").then(|| point.real("budget")).transpose()?,
+        budget,
         limiter,
     })
 }

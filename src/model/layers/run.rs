@@ -739,9 +739,9 @@ impl<'a> LayersRun<'a> {
         metrics[metric::LATENCY_P99_MS] = self.latency.quantile_nanos(0.99) / 1e6;
         metrics[metric::EVENTS] = events as f64;
         for layer in 0..layers {
-            metrics[metric::LAYER_0 + layer] = per_request(self.arrivals[layer]);
-            metrics[metric::RETRIES_L0 + layer] = per_request(self.retries_at[layer]);
-            metrics[metric::HEDGES_L0 + layer] = per_request(self.hedges_at[layer]);
+            metrics[metric::AMPLIFICATION_L1 + layer] = per_request(self.arrivals[layer]);
+            metrics[metric::RETRIES_L1 + layer] = per_request(self.retries_at[layer]);
+            metrics[metric::HEDGES_L1 + layer] = per_request(self.hedges_at[layer]);
         }
         let buckets = self.timeline.iter().map(|t| t.counts().len()).max().unwrap_or(0);
         let mut timeline = vec![0.0; buckets * series::COUNT];

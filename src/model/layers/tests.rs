@@ -3,6 +3,7 @@
 use super::*;
 use crate::time::SimDuration;
 use crate::model::ModelKind;
+use crate::policy::limiters::StartLimit;
 use crate::stats::{Estimate, t_975};
 
 const BUCKET: SimDuration = SimDuration::from_millis(100);
@@ -34,7 +35,7 @@ fn a_hard_down_bottom_sees_a_to_the_l_calls_per_request() {
         assert_eq!(m[metric::AMPLIFICATION], total);
         assert_eq!(m[metric::SUCCESS_RATE], 0.0);
         for layer in 0..layers as usize {
-            assert_eq!(m[metric::LAYER_0 + layer], (attempts as f64).powi(layer as i32 + 1));
+            assert_eq!(m[metric::AMPLIFICATION_L1 + layer], (attempts as f64).powi(layer as i32 + 1));
         }
     }
 }
@@ -45,8 +46,8 @@ fn retrying_only_at_the_top_or_the_bottom_sends_a_calls() {
         let m = metrics(&[("layers", Value::Count(4)), ("placement", Value::Choice(placement))], 2);
         assert_eq!(m[metric::BOTTOM_CALLS], 3.0, "{placement}");
         // Retrying at the top multiplies every layer's calls by 3; at the bottom only the last one's.
-        assert_eq!(m[metric::LAYER_0], entry_calls, "{placement}");
-        assert_eq!(m[metric::LAYER_0 + 2], entry_calls, "{placement}");
+        assert_eq!(m[metric::AMPLIFICATION_L1], entry_calls, "{placement}");
+        assert_eq!(m[metric::AMPLIFICATION_L1 + 2], entry_calls, "{placement}");
     }
 }
 
@@ -160,11 +161,11 @@ fanout = 2
     );
     let m = &runs[0];
     // Order: api, auth, catalog, db. db sees 2 (via auth) + 2 (via catalog) per request.
-    assert_eq!(m[metric::LAYER_0], 1.0);
-    assert_eq!(m[metric::LAYER_0 + 1], 1.0);
-    assert_eq!(m[metric::LAYER_0 + 2], 1.0);
-    assert_eq!(m[metric::LAYER_0 + 3], 4.0);
-    assert!(m[metric::LAYER_0 + 4].is_nan());
+    assert_eq!(m[metric::AMPLIFICATION_L1], 1.0);
+    assert_eq!(m[metric::AMPLIFICATION_L1 + 1], 1.0);
+    assert_eq!(m[metric::AMPLIFICATION_L1 + 2], 1.0);
+    assert_eq!(m[metric::AMPLIFICATION_L1 + 3], 4.0);
+    assert!(m[metric::AMPLIFICATION_L1 + 4].is_nan());
     assert_eq!(m[metric::BOTTOM_CALLS], 4.0);
     assert_eq!(m[metric::AMPLIFICATION], 7.0);
     assert_eq!(m[metric::SUCCESS_RATE], 1.0);
@@ -252,7 +253,7 @@ hedge_delay = "20ms"
     let hedges = estimate(&runs, metric::HEDGES);
     let expected = (-2.0_f64).exp();
     assert!((hedges.mean - expected).abs() <= ci99(hedges), "{hedges:?} vs {expected}");
-    assert_eq!(estimate(&runs, metric::HEDGES_L0).mean, hedges.mean);
+    assert_eq!(estimate(&runs, metric::HEDGES_L1).mean, hedges.mean);
     // The median answer is unchanged (below the hedge delay); the p99 drops from 10·ln 100 = 46 ms to about
     // 20 ms + the faster of two fresh copies.
     assert!(estimate(&runs, metric::LATENCY_P99_MS).mean < 40.0);
@@ -310,11 +311,11 @@ service_time = "10s"
     let m = &runs_of(text, 1)[0];
     assert_eq!(m[metric::SUCCESS_RATE], 0.0);
     // Order: front, a, b, c.
-    assert_eq!(m[metric::LAYER_0 + 1], 1.0);
-    assert_eq!(m[metric::LAYER_0 + 2], 1.0);
+    assert_eq!(m[metric::AMPLIFICATION_L1 + 1], 1.0);
+    assert_eq!(m[metric::AMPLIFICATION_L1 + 2], 1.0);
     // Only the first request's b call ever got to work (one worker, 10 s); the rest were cancelled in its
     // queue, and that one was cancelled before it called c.
-    assert_eq!(m[metric::LAYER_0 + 3], 0.0);
+    assert_eq!(m[metric::AMPLIFICATION_L1 + 3], 0.0);
     assert!(m[metric::LATENCY_P50_MS].is_nan());
 }
 
@@ -378,15 +379,15 @@ fn limiter_knobs_tune_the_shipped_limiters() {
 
 #[test]
 fn a_fan_out_whose_first_branch_is_refused_locally_fails_once_and_keeps_its_books() {
-    // systemd allows 5 starts per 10 s per caller: most of the front's leaf calls are refused before they
-    // leave, failing their request at once, sometimes before the front has sent its second branch.
+    // systemd's start limit (5 starts per 10 s) refuses most calls before they leave, failing their request at
+    // once, sometimes before the front has sent its second branch. Scenarios may not give a service that limiter
+    // (it counts one process's restarts), so the configuration is edited here to exercise local rejection.
     let text = r#"
 schema_version = 1
 [model]
 kind = "layers"
 attempts = 1
 failure_probability = 0.0
-limiter = "systemd"
 [workload]
 requests = 300
 [layer.front]
@@ -394,16 +395,37 @@ calls = "leaf"
 fanout = 2
 [layer.leaf]
 "#;
-    let m = &runs_of(text, 1)[0];
+    let scenario = crate::scenario::Scenario::from_source(std::path::Path::new("t.toml"), text.to_owned()).unwrap();
+    let crate::model::ModelConfig::Layers(mut config) = crate::scenario::plan(&scenario).unwrap().remove(0).config
+    else {
+        panic!("a layers scenario gives a layers configuration")
+    };
+    let start_limit = Some(Limiter::Systemd(StartLimit::systemd_default()));
+    config.user.limiter = start_limit.clone();
+    for service in &mut config.services {
+        service.policy.limiter = start_limit.clone();
+    }
+    let m = Layers::simulate(&config, RunSettings::new(0, BUCKET)).metrics;
     // The run lasts about 3 s, inside both limiters' first 10 s window: the user's client sends 5 requests
     // (295 refused), the front 5 leaf calls: requests 1 and 2 get both of theirs, request 3 one (its second is
     // refused after the first has left) and requests 4 and 5 none (their first is refused before the second
     // exists). Two requests succeed.
     assert_eq!(m[metric::REQUESTS], 300.0);
-    assert_eq!(m[metric::LAYER_0], 5.0 / 300.0);
+    assert_eq!(m[metric::AMPLIFICATION_L1], 5.0 / 300.0);
     assert_eq!(m[metric::BOTTOM_CALLS], 5.0 / 300.0);
     assert_eq!(m[metric::SUCCESS_RATE], 2.0 / 300.0);
     assert_eq!(m[metric::REJECTED_LOCALLY], (295.0 + 3.0) / 300.0);
+}
+
+#[test]
+fn a_limiter_that_counts_one_process_is_refused_with_what_would_be_valid() {
+    for (key, line) in [("client.limiter", "[client]\nlimiter = \"systemd\""), ("client.strategy", "[client]\nstrategy = \"systemd\"")] {
+        let text = format!("schema_version = 1\n[model]\nkind = \"layers\"\n{line}\n");
+        let error = crate::scenario::Scenario::from_source(std::path::Path::new("t.toml"), text).unwrap_err();
+        assert_eq!(error.key.as_deref(), Some(key));
+        assert!(error.message.contains("unknown") && error.message.contains("envoy"), "{}", error.message);
+        assert!(!error.message.contains("systemd,"), "{}", error.message);
+    }
 }
 
 #[test]

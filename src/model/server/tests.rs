@@ -1,6 +1,10 @@
 use super::*;
 use crate::model::ModelKind;
+use crate::model::faults::FaultKind;
+use crate::params::Value;
+use crate::policy::limiters::Limiter;
 use crate::policy::{BackoffParams, Strategy};
+use crate::time::{SimDuration, SimTime};
 
 const BUCKET: SimDuration = SimDuration::from_millis(10);
 

@@ -139,6 +139,15 @@ impl Strategy {
     }
 }
 
+impl crate::params::Choice for Strategy {
+    const NAMES: &'static [&'static str] = Strategy::NAMES;
+    const ALL: &'static [Strategy] = Strategy::ALL;
+
+    fn name(self) -> &'static str {
+        Strategy::name(self)
+    }
+}
+
 impl std::fmt::Display for Strategy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -1,4 +1,5 @@
-use super::{Admission, AwsRetryQuota, Outcome, Permit, RetryLimiter};
+use super::{Admission, AwsRetryQuota, Outcome, Permit, RetryLimiter, ShippedLimiter};
+use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
 /// Seconds since t = 0, the unit of every rate here.
@@ -207,6 +208,21 @@ impl RetryLimiter for AwsAdaptive {
         }
         let wait = self.bucket.take(seconds(now));
         if wait > 0.0 { Admission::Wait(SimDuration::from_nanos_f64((wait * 1e9).ceil())) } else { Admission::Send }
+    }
+}
+
+/// `limiter = "aws-adaptive"`.
+pub struct AwsAdaptiveMode;
+
+impl ShippedLimiter for AwsAdaptiveMode {
+    type State = AwsAdaptive;
+    const NAME: &'static str = "aws-adaptive";
+    const ABOUT: &'static str = "AWS SDK adaptive mode: the standard retry quota plus a CUBIC client-side rate limiter that slows on \
+                                 throttling";
+    const SOURCE: &'static str = "AWS SDKs and Tools reference guide, \"Retry behavior\" (adaptive mode); botocore retries/adaptive.py";
+
+    fn build(_: &Point) -> Result<AwsAdaptive, ParamError> {
+        Ok(AwsAdaptive::standard())
     }
 }
 

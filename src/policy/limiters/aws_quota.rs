@@ -1,4 +1,5 @@
-use super::{Outcome, Permit, RetryLimiter};
+use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use crate::params::{ParamError, Point};
 use crate::time::SimTime;
 
 /// AWS SDK "standard" retry quota: a bucket of 500 tokens; a retry costs 5 (10 when it follows a timeout); a
@@ -38,6 +39,21 @@ impl RetryLimiter for AwsRetryQuota {
         }
         let refund = outcome.permit.map_or(1.0, |permit| permit.cost);
         self.tokens = (self.tokens + refund).min(self.capacity);
+    }
+}
+
+/// `limiter = "aws-quota"`.
+pub struct AwsQuota;
+
+impl ShippedLimiter for AwsQuota {
+    type State = AwsRetryQuota;
+    const NAME: &'static str = "aws-quota";
+    const ABOUT: &'static str = "AWS SDK retry quota: 500 tokens, a retry costs 5 (10 after a timeout), a successful retry refunds its \
+                                 cost, a successful first try adds 1";
+    const SOURCE: &'static str = "AWS SDKs and Tools reference guide, \"Retry behavior\" (standard mode retry quota)";
+
+    fn build(_: &Point) -> Result<AwsRetryQuota, ParamError> {
+        Ok(AwsRetryQuota::standard())
     }
 }
 

@@ -1,5 +1,6 @@
 use super::window::SecondWindow;
-use super::{Outcome, Permit, RetryLimiter};
+use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Switch, Value};
 use crate::time::{SimDuration, SimTime};
 
 /// A breaker's state.
@@ -124,6 +125,76 @@ impl RetryLimiter for CircuitBreaker {
                 self.state = BreakerState::Open { until: now + self.open_for };
             }
             _ => {}
+        }
+    }
+}
+
+/// `limiter = "breaker"`: a retry circuit breaker at Brooker's 10%.
+pub struct Breaker;
+
+impl ShippedLimiter for Breaker {
+    type State = CircuitBreaker;
+    const NAME: &'static str = "breaker";
+    const ABOUT: &'static str = "retry circuit breaker: no retries while more than breaker_threshold of the recent \
+                                 calls failed, then one probe after breaker_open_for (10% of the last 100 calls, 1 s)";
+    const SOURCE: &'static str = "Brooker, \"Fixing retries with token buckets and circuit breakers\" (2022)";
+    const KNOBS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            Section::Client,
+            "breaker_threshold",
+            ParamKind::Real { min: 0.0, max: 1.0 },
+            ParamDefault::Implied(Value::Real(0.1)),
+            "breaker: open while more than this fraction of the recent calls failed",
+        ),
+        ParamSpec::new(
+            Section::Client,
+            "breaker_window",
+            ParamKind::Count { min: 1, max: 10_000_000 },
+            ParamDefault::Implied(Value::Count(100)),
+            "breaker: recent = the last this many calls",
+        ),
+        ParamSpec::new(
+            Section::Client,
+            "breaker_window_time",
+            ParamKind::Duration,
+            ParamDefault::Unset,
+            "breaker: recent = the calls of this last span of time, in whole seconds (instead of breaker_window)",
+        ),
+        ParamSpec::new(
+            Section::Client,
+            "breaker_cumulative",
+            ParamKind::Choice(Switch::NAMES),
+            ParamDefault::Implied(Value::Choice("off")),
+            "breaker: on = count every call since the start (instead of a window)",
+        ),
+        ParamSpec::new(
+            Section::Client,
+            "breaker_open_for",
+            ParamKind::Duration,
+            ParamDefault::Implied(Value::Duration(SimDuration::from_secs(1))),
+            "breaker: how long it stays open before a probe",
+        ),
+    ];
+
+    fn build(point: &Point) -> Result<CircuitBreaker, ParamError> {
+        let threshold = point.real("breaker_threshold")?;
+        let open_for = point.duration("breaker_open_for")?;
+        let count_given = point.is_given("breaker_window")?;
+        let span = point.optional_duration("breaker_window_time")?;
+        let cumulative = point.choice_of::<Switch>("breaker_cumulative")? == Switch::On;
+        match (count_given, span, cumulative) {
+            (true, Some(_), _) | (true, None, true) | (false, Some(_), true) => Err(ParamError::new(
+                if cumulative { "breaker_cumulative" } else { "breaker_window_time" },
+                "choose one of breaker_window (calls), breaker_window_time (time) and breaker_cumulative = \"on\""
+                    .into(),
+            )),
+            (false, Some(span), false) if span.is_zero() => Err(ParamError::new(
+                "breaker_window_time",
+                "must be longer than 0 (at least one second is kept)".into(),
+            )),
+            (false, Some(span), false) => Ok(CircuitBreaker::over_time(threshold, span, open_for)),
+            (false, None, true) => Ok(CircuitBreaker::cumulative(threshold, open_for)),
+            (_, None, false) => Ok(CircuitBreaker::new(threshold, point.count("breaker_window")? as usize, open_for)),
         }
     }
 }

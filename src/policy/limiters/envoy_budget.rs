@@ -1,4 +1,5 @@
-use super::{Outcome, Permit, RetryLimiter};
+use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use crate::params::{ParamError, Point};
 use crate::time::SimTime;
 
 /// Envoy's cluster retry budget: the retries in progress may not exceed
@@ -64,6 +65,20 @@ impl RetryLimiter for EnvoyRetryBudget {
         if permit.is_some() {
             self.retries = self.retries.saturating_sub(1);
         }
+    }
+}
+
+/// `limiter = "envoy"`.
+pub struct Envoy;
+
+impl ShippedLimiter for Envoy {
+    type State = EnvoyRetryBudget;
+    const NAME: &'static str = "envoy";
+    const ABOUT: &'static str = "Envoy's cluster retry budget: retries in progress ≤ max(3, 20% of active requests)";
+    const SOURCE: &'static str = "Envoy cluster circuit breakers, retry_budget (budget_percent 20%, min_retry_concurrency 3)";
+
+    fn build(_: &Point) -> Result<EnvoyRetryBudget, ParamError> {
+        Ok(EnvoyRetryBudget::envoy_default())
     }
 }
 

@@ -1,4 +1,5 @@
-use super::{Outcome, Permit, RetryLimiter};
+use super::{Outcome, Permit, RetryLimiter, ShippedLimiter, positive_knob};
+use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::time::SimTime;
 
 /// gRPC retry throttling (gRFC A6): `tokens` start at `max_tokens`; each failed call takes 1, each success
@@ -32,6 +33,39 @@ impl RetryLimiter for GrpcThrottle {
         } else {
             self.tokens = (self.tokens - 1.0).max(0.0);
         }
+    }
+}
+
+/// `limiter = "grpc"`: gRPC's retry throttling with the `retryThrottling` values of the gRFC's example.
+pub struct Grpc;
+
+impl ShippedLimiter for Grpc {
+    type State = GrpcThrottle;
+    const NAME: &'static str = "grpc";
+    const ABOUT: &'static str = "gRPC retry throttling: a failure takes a token, a success gives back token_ratio; \
+                                 retries only while tokens > max_tokens / 2 (10, 0.1)";
+    const SOURCE: &'static str = "gRFC A6 client retries, retryThrottling (maxTokens, tokenRatio)";
+    const KNOBS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            Section::Client,
+            "max_tokens",
+            ParamKind::Real { min: 0.0, max: 1000.0 },
+            ParamDefault::Implied(Value::Real(10.0)),
+            "grpc: maxTokens, > 0",
+        ),
+        ParamSpec::new(
+            Section::Client,
+            "token_ratio",
+            ParamKind::Real { min: 0.0, max: 1000.0 },
+            ParamDefault::Implied(Value::Real(0.1)),
+            "grpc: tokenRatio, the tokens a success gives back, > 0",
+        ),
+    ];
+
+    fn build(point: &Point) -> Result<GrpcThrottle, ParamError> {
+        let max_tokens = positive_knob(point, "max_tokens", "with no tokens the client never retries")?;
+        let ratio = positive_knob(point, "token_ratio", "with no refill one burst of failures ends retrying for good")?;
+        Ok(GrpcThrottle::new(max_tokens, ratio))
     }
 }
 

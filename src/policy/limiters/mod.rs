@@ -22,18 +22,6 @@
 //!    granted but never sent, is reported once with [`RetryLimiter::withdraw`], so counts of what is in flight
 //!    stay right. Default: nothing.
 
-mod aws_adaptive;
-mod aws_quota;
-mod circuit_breaker;
-mod envoy_budget;
-mod grpc_throttle;
-mod retry_budget;
-mod sre_ratio;
-mod sre_throttle;
-mod start_limit;
-mod token_bucket_deposit;
-mod window;
-
 pub use aws_adaptive::{AwsAdaptive, Cubic, RateClocker};
 pub use aws_quota::AwsRetryQuota;
 pub use circuit_breaker::{BreakerState, CircuitBreaker};
@@ -45,7 +33,180 @@ pub use sre_throttle::SreAdaptiveThrottle;
 pub use start_limit::StartLimit;
 pub use token_bucket_deposit::{DepositRule, RetryTokenBucket};
 
+mod window;
+
+use crate::params::{ParamError, ParamSpec, Point};
 use crate::time::{SimDuration, SimTime};
+
+/// One limiter as it ships, registered under its scenario-file name: a unit struct in the limiter's own file
+/// says what it is, where it comes from, which `[client]` knobs tune it and how it is built from them. The
+/// knobs' defaults are [`crate::params::ParamDefault::Implied`] values: the shipped ones, read when unset and
+/// hashed into no seed.
+pub trait ShippedLimiter {
+    /// The state one client keeps.
+    type State: RetryLimiter;
+    /// The name in scenario files (`limiter = "grpc"`), kebab-case.
+    const NAME: &'static str;
+    /// One line: what it does, with its shipped defaults.
+    const ABOUT: &'static str;
+    /// Where the behaviour and its defaults come from.
+    const SOURCE: &'static str;
+    /// Its `[client]` knobs, if it has any.
+    const KNOBS: &'static [ParamSpec] = &[];
+    /// It counts the starts of one process (systemd's start limit), so only a model whose limiter serves one
+    /// client doing one thing at a time may use it.
+    const ONE_PROCESS: bool = false;
+
+    /// The limiter a point's knobs describe (the shipped one when none is set).
+    fn build(point: &Point) -> Result<Self::State, ParamError>;
+}
+
+/// Registers the shipped limiters: each line names the file, its [`ShippedLimiter`] and the variant it gets in
+/// [`LimiterKind`] (the name) and [`Limiter`] (the state). The order is `retrylab strategies`' order, and the
+/// order of the knobs in every model's parameters (so it must not change: knobs are hashed in that order).
+macro_rules! register_limiters {
+    ($($module:ident :: $entry:ident => $variant:ident),+ $(,)?) => {
+        $(mod $module; pub use $module::$entry;)+
+
+        /// Every shipped limiter, by name.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum LimiterKind { $($variant),+ }
+
+        /// One client's limiter state, whichever limiter it is, dispatched with a `match`: a shipped one, or a
+        /// model's own ratio budget (`limiter = "budget"`, which each model sizes itself).
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Limiter { Budget(RetryBudget), $($variant(<$entry as ShippedLimiter>::State)),+ }
+
+        impl LimiterKind {
+            pub const ALL: &'static [LimiterKind] = &[$(LimiterKind::$variant),+];
+            pub const NAMES: &'static [&'static str] = &[$(<$entry as ShippedLimiter>::NAME),+];
+            /// Every limiter's knobs, one group per limiter in registration order.
+            pub const KNOBS: &'static [&'static [ParamSpec]] = &[$(<$entry as ShippedLimiter>::KNOBS),+];
+
+            pub fn name(self) -> &'static str {
+                match self { $(LimiterKind::$variant => <$entry as ShippedLimiter>::NAME),+ }
+            }
+            pub fn about(self) -> &'static str {
+                match self { $(LimiterKind::$variant => <$entry as ShippedLimiter>::ABOUT),+ }
+            }
+            pub fn source(self) -> &'static str {
+                match self { $(LimiterKind::$variant => <$entry as ShippedLimiter>::SOURCE),+ }
+            }
+            pub fn knobs(self) -> &'static [ParamSpec] {
+                match self { $(LimiterKind::$variant => <$entry as ShippedLimiter>::KNOBS),+ }
+            }
+            /// See [`ShippedLimiter::ONE_PROCESS`].
+            pub const fn one_process(self) -> bool {
+                match self { $(LimiterKind::$variant => <$entry as ShippedLimiter>::ONE_PROCESS),+ }
+            }
+            /// The limiter, tuned by the point's knobs.
+            pub fn build(self, point: &Point) -> Result<Limiter, ParamError> {
+                match self { $(LimiterKind::$variant => <$entry as ShippedLimiter>::build(point).map(Limiter::$variant)),+ }
+            }
+        }
+
+        impl RetryLimiter for Limiter {
+            fn acquire_retry(&mut self, now: SimTime, after_timeout: bool) -> Option<Permit> {
+                match self {
+                    Limiter::Budget(limiter) => limiter.acquire_retry(now, after_timeout),
+                    $(Limiter::$variant(limiter) => limiter.acquire_retry(now, after_timeout)),+
+                }
+            }
+            fn record(&mut self, now: SimTime, outcome: Outcome) {
+                match self {
+                    Limiter::Budget(limiter) => limiter.record(now, outcome),
+                    $(Limiter::$variant(limiter) => limiter.record(now, outcome)),+
+                }
+            }
+            fn admit(&mut self, now: SimTime, draw: f64) -> Admission {
+                match self {
+                    Limiter::Budget(limiter) => limiter.admit(now, draw),
+                    $(Limiter::$variant(limiter) => limiter.admit(now, draw)),+
+                }
+            }
+            fn on_send(&mut self, now: SimTime, is_retry: bool) {
+                match self {
+                    Limiter::Budget(limiter) => limiter.on_send(now, is_retry),
+                    $(Limiter::$variant(limiter) => limiter.on_send(now, is_retry)),+
+                }
+            }
+            fn withdraw(&mut self, now: SimTime, sent: bool, permit: Option<Permit>) {
+                match self {
+                    Limiter::Budget(limiter) => limiter.withdraw(now, sent, permit),
+                    $(Limiter::$variant(limiter) => limiter.withdraw(now, sent, permit)),+
+                }
+            }
+        }
+    };
+}
+
+register_limiters! {
+    grpc_throttle::Grpc => Grpc,
+    token_bucket_deposit::TokenBucket => TokenBucket,
+    circuit_breaker::Breaker => Breaker,
+    aws_quota::AwsQuota => AwsQuota,
+    retry_budget::Finagle => Finagle,
+    envoy_budget::Envoy => Envoy,
+    sre_ratio::SreRatio => SreRatio,
+    sre_throttle::SreThrottle => SreThrottle,
+    aws_adaptive::AwsAdaptiveMode => AwsAdaptive,
+    start_limit::Systemd => Systemd,
+}
+
+/// The number of knobs of all limiters together.
+const fn knob_count() -> usize {
+    let mut count = 0;
+    let mut i = 0;
+    while i < LimiterKind::KNOBS.len() {
+        count += LimiterKind::KNOBS[i].len();
+        i += 1;
+    }
+    count
+}
+
+/// Every knob's key, in registration order.
+const fn knob_keys<const N: usize>() -> [&'static str; N] {
+    let mut keys = [""; N];
+    let mut n = 0;
+    let mut i = 0;
+    while i < LimiterKind::KNOBS.len() {
+        let mut j = 0;
+        while j < LimiterKind::KNOBS[i].len() {
+            keys[n] = LimiterKind::KNOBS[i][j].key;
+            n += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    keys
+}
+
+impl LimiterKind {
+    /// The keys of every limiter's knobs (for models whose parts may set them).
+    pub const KNOB_KEYS: &'static [&'static str] = &knob_keys::<{ knob_count() }>();
+
+    pub fn from_name(name: &str) -> Option<LimiterKind> {
+        LimiterKind::ALL.iter().copied().find(|kind| kind.name() == name)
+    }
+
+    /// The limiter as it ships: its knobs at their defaults.
+    pub fn shipped(self) -> Limiter {
+        let point = Point::new(self.knobs().iter().map(|spec| (spec, None)).collect());
+        self.build(&point).unwrap_or_else(|error| panic!("{}'s shipped defaults are invalid: {error}", self.name()))
+    }
+}
+
+impl std::fmt::Display for LimiterKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The value of knob `key`, which must be greater than 0: `why` says what 0 would mean.
+pub(crate) fn positive_knob(point: &Point, key: &'static str, why: &str) -> Result<f64, ParamError> {
+    let value = point.real(key)?;
+    if value > 0.0 { Ok(value) } else { Err(ParamError::new(key, format!("must be greater than 0: {why}"))) }
+}
 
 /// Permission to make one retry, and what it cost (returned on success by limiters that refund).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -125,122 +286,37 @@ pub trait RetryLimiter {
     fn withdraw(&mut self, _now: SimTime, _sent: bool, _permit: Option<Permit>) {}
 }
 
-/// The `limiter` choices models offer: `none`, `budget` (each model's own ratio budget) and the presets of
-/// [`Limiter::preset`].
-pub const LIMITER_NAMES: &[&str] = &[
-    "none",
-    "budget",
-    "token-bucket",
-    "breaker",
-    "grpc",
-    "aws-quota",
-    "finagle",
-    "envoy",
-    "sre-ratio",
-    "sre-throttle",
-    "aws-adaptive",
-    "systemd",
-];
-
-/// Any of the limiters, dispatched with a `match` (models keep one per client).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Limiter {
-    Grpc(GrpcThrottle),
-    AwsQuota(AwsRetryQuota),
-    TokenBucket(RetryTokenBucket),
-    Breaker(CircuitBreaker),
-    Budget(RetryBudget),
-    Envoy(EnvoyRetryBudget),
-    SreRatio(SreRetryRatio),
-    SreThrottle(SreAdaptiveThrottle),
-    AwsAdaptive(AwsAdaptive),
-    StartLimit(StartLimit),
-}
-
-impl Limiter {
-    /// The limiters as shipped, by name: `token-bucket` (0.1 per call, capacity 5, Brooker 2022), `breaker` (no
-    /// retries while more than 10% of the last 100 calls failed, 1 s pauses), `grpc` (10, 0.1), `aws-quota`
-    /// (500, 5, 10), `finagle` (20% + 10/s over 10 s), `envoy` (concurrent retries ≤ max(3, 20% of active
-    /// requests)), `sre-ratio` (retries < 10% of requests over 2 min), `sre-throttle` (Google SRE adaptive
-    /// throttling, K = 2 over 2 min), `aws-adaptive` (the AWS quota plus a CUBIC client rate limiter) and
-    /// `systemd` (5 starts per 10 s). `None` for any other name.
-    pub fn preset(name: &str) -> Option<Limiter> {
-        match name {
-            "token-bucket" => Some(Limiter::TokenBucket(RetryTokenBucket::new(0.1, 5.0, DepositRule::PerCall))),
-            "breaker" => Some(Limiter::Breaker(CircuitBreaker::new(0.1, 100, crate::time::SimDuration::from_secs(1)))),
-            "grpc" => Some(Limiter::Grpc(GrpcThrottle::new(10.0, 0.1))),
-            "aws-quota" => Some(Limiter::AwsQuota(AwsRetryQuota::standard())),
-            "finagle" => Some(Limiter::Budget(RetryBudget::finagle())),
-            "envoy" => Some(Limiter::Envoy(EnvoyRetryBudget::envoy_default())),
-            "sre-ratio" => Some(Limiter::SreRatio(SreRetryRatio::sre_book())),
-            "sre-throttle" => Some(Limiter::SreThrottle(SreAdaptiveThrottle::sre_book())),
-            "aws-adaptive" => Some(Limiter::AwsAdaptive(AwsAdaptive::standard())),
-            "systemd" => Some(Limiter::StartLimit(StartLimit::systemd_default())),
-            _ => None,
-        }
-    }
-}
-
-/// Forwards a call to whichever limiter the enum holds.
-macro_rules! dispatch {
-    ($self:ident, $l:ident => $call:expr) => {
-        match $self {
-            Limiter::Grpc($l) => $call,
-            Limiter::AwsQuota($l) => $call,
-            Limiter::TokenBucket($l) => $call,
-            Limiter::Breaker($l) => $call,
-            Limiter::Budget($l) => $call,
-            Limiter::Envoy($l) => $call,
-            Limiter::SreRatio($l) => $call,
-            Limiter::SreThrottle($l) => $call,
-            Limiter::AwsAdaptive($l) => $call,
-            Limiter::StartLimit($l) => $call,
-        }
-    };
-}
-
-impl RetryLimiter for Limiter {
-    fn acquire_retry(&mut self, now: SimTime, after_timeout: bool) -> Option<Permit> {
-        dispatch!(self, l => l.acquire_retry(now, after_timeout))
-    }
-
-    fn record(&mut self, now: SimTime, outcome: Outcome) {
-        dispatch!(self, l => l.record(now, outcome))
-    }
-
-    fn admit(&mut self, now: SimTime, draw: f64) -> Admission {
-        dispatch!(self, l => l.admit(now, draw))
-    }
-
-    fn on_send(&mut self, now: SimTime, is_retry: bool) {
-        dispatch!(self, l => l.on_send(now, is_retry))
-    }
-
-    fn withdraw(&mut self, now: SimTime, sent: bool, permit: Option<Permit>) {
-        dispatch!(self, l => l.withdraw(now, sent, permit))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::{ParamDefault, Section};
 
     #[test]
-    fn every_limiter_name_but_none_and_budget_has_a_preset_and_every_preset_is_listed() {
-        for &name in LIMITER_NAMES {
-            let expected = !matches!(name, "none" | "budget");
-            assert_eq!(Limiter::preset(name).is_some(), expected, "{name}");
-        }
-        assert_eq!(Limiter::preset("envoy-budget"), None);
-        let mut names = LIMITER_NAMES.to_vec();
+    fn names_are_unique_kebab_case_and_find_their_limiter() {
+        let mut names = LimiterKind::NAMES.to_vec();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), LIMITER_NAMES.len(), "names are unique");
+        assert_eq!(names.len(), LimiterKind::NAMES.len(), "names are unique");
+        for &kind in LimiterKind::ALL {
+            assert_eq!(LimiterKind::from_name(kind.name()), Some(kind));
+            assert!(kind.name().chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{kind}");
+            assert!(!kind.about().is_empty() && !kind.source().is_empty(), "{kind}");
+            for knob in kind.knobs() {
+                // A knob is hashed into no seed unless set: adding one to a limiter moves no published number.
+                assert!(
+                    matches!(knob.default, ParamDefault::Implied(_) | ParamDefault::Unset),
+                    "{kind}: {} must default to the shipped value without being hashed",
+                    knob.key
+                );
+                assert_eq!(knob.section, Section::Client, "{kind}: {}", knob.key);
+            }
+        }
+        assert_eq!(LimiterKind::from_name("envoy-budget"), None);
     }
 
     #[test]
     fn limiters_that_only_gate_retries_admit_everything_by_default() {
-        let mut grpc = Limiter::preset("grpc").unwrap();
+        let mut grpc = LimiterKind::Grpc.shipped();
         assert_eq!(grpc.admit(SimTime::ZERO, 0.0), Admission::Send);
         grpc.on_send(SimTime::ZERO, false);
         assert_eq!(grpc.admit(SimTime::ZERO, 0.999), Admission::Send);

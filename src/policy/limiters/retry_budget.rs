@@ -1,4 +1,5 @@
-use super::{Outcome, Permit, RetryLimiter};
+use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
 /// A retry budget as in Finagle's and tower's `RetryBudget`: every request deposits `percent` of a retry, every
@@ -67,6 +68,20 @@ impl RetryLimiter for RetryBudget {
         if outcome.permit.is_none() {
             self.current().0 += 1.0;
         }
+    }
+}
+
+/// `limiter = "finagle"`.
+pub struct Finagle;
+
+impl ShippedLimiter for Finagle {
+    type State = RetryBudget;
+    const NAME: &'static str = "finagle";
+    const ABOUT: &'static str = "Finagle's retry budget: retries ≤ 20% of requests + 10 per second, over 10 s";
+    const SOURCE: &'static str = "Finagle finagle-core RetryBudget (Budget.default: 20%, 10 retries/s, ttl 10 s)";
+
+    fn build(_: &Point) -> Result<RetryBudget, ParamError> {
+        Ok(RetryBudget::finagle())
     }
 }
 

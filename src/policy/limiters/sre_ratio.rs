@@ -1,5 +1,6 @@
 use super::window::SecondWindow;
-use super::{Outcome, Permit, RetryLimiter};
+use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
 /// The per-client retry budget of Google's SRE book ("Handling Overload"): a request is retried only while
@@ -47,6 +48,20 @@ impl RetryLimiter for SreRetryRatio {
         if !is_retry {
             self.window.add(now, 1.0, 0.0);
         }
+    }
+}
+
+/// `limiter = "sre-ratio"`.
+pub struct SreRatio;
+
+impl ShippedLimiter for SreRatio {
+    type State = SreRetryRatio;
+    const NAME: &'static str = "sre-ratio";
+    const ABOUT: &'static str = "Google SRE per-client retry budget: a request is retried only while retries < 10% of requests (2 min)";
+    const SOURCE: &'static str = "Beyer et al., Site Reliability Engineering (2016), \"Handling Overload\"";
+
+    fn build(_: &Point) -> Result<SreRetryRatio, ParamError> {
+        Ok(SreRetryRatio::sre_book())
     }
 }
 

@@ -1,5 +1,6 @@
 use super::window::SecondWindow;
-use super::{Admission, Outcome, Permit, RetryLimiter};
+use super::{Admission, Outcome, Permit, RetryLimiter, ShippedLimiter};
+use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
 /// Client-side adaptive throttling from Google's SRE book ("Handling Overload"): over the last 2 minutes the
@@ -49,6 +50,21 @@ impl RetryLimiter for SreAdaptiveThrottle {
         let reject = draw < self.reject_probability(now);
         self.window.add(now, 1.0, 0.0);
         if reject { Admission::Reject } else { Admission::Send }
+    }
+}
+
+/// `limiter = "sre-throttle"`.
+pub struct SreThrottle;
+
+impl ShippedLimiter for SreThrottle {
+    type State = SreAdaptiveThrottle;
+    const NAME: &'static str = "sre-throttle";
+    const ABOUT: &'static str = "Google SRE client-side adaptive throttling: rejects an attempt locally with probability \
+                                 max(0, (requests − 2·accepts)/(requests + 1)) over 2 min";
+    const SOURCE: &'static str = "Beyer et al., Site Reliability Engineering (2016), \"Handling Overload\" (K = 2)";
+
+    fn build(_: &Point) -> Result<SreAdaptiveThrottle, ParamError> {
+        Ok(SreAdaptiveThrottle::sre_book())
     }
 }
 

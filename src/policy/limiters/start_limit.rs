@@ -1,4 +1,5 @@
-use super::{Admission, Outcome, Permit, RetryLimiter};
+use super::{Admission, Outcome, Permit, RetryLimiter, ShippedLimiter};
+use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
 /// systemd's start rate limit: at most `burst` starts (StartLimitBurst, default 5) per `interval`
@@ -49,6 +50,21 @@ impl RetryLimiter for StartLimit {
         } else {
             Admission::Reject
         }
+    }
+}
+
+/// `limiter = "systemd"`.
+pub struct Systemd;
+
+impl ShippedLimiter for Systemd {
+    type State = StartLimit;
+    const NAME: &'static str = "systemd";
+    const ABOUT: &'static str = "systemd's start limit: at most 5 starts per 10 s; a start beyond it fails locally";
+    const SOURCE: &'static str = "systemd.unit(5) StartLimitIntervalSec, StartLimitBurst";
+    const ONE_PROCESS: bool = true;
+
+    fn build(_: &Point) -> Result<StartLimit, ParamError> {
+        Ok(StartLimit::systemd_default())
     }
 }
 

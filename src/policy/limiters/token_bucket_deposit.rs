@@ -1,13 +1,15 @@
-use super::{Outcome, Permit, RetryLimiter};
+use super::{Outcome, Permit, RetryLimiter, ShippedLimiter, positive_knob};
+use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value, choices};
 use crate::time::SimTime;
 
-/// When a retry token bucket earns its tokens.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DepositRule {
-    /// After every call, successful or not (Brooker 2022: 0.1 per call).
-    PerCall,
-    /// Only after a successful call.
-    PerSuccess,
+choices! {
+    /// When a retry token bucket earns its tokens.
+    pub enum DepositRule {
+        /// After every call, successful or not (Brooker 2022: 0.1 per call).
+        PerCall = "per-call",
+        /// Only after a successful call.
+        PerSuccess = "per-success",
+    }
 }
 
 /// A retry token bucket: calls deposit `deposit` tokens (by `rule`) up to `capacity`; a retry spends one.
@@ -39,6 +41,46 @@ impl RetryLimiter for RetryTokenBucket {
         if self.rule == DepositRule::PerCall || outcome.succeeded {
             self.tokens = (self.tokens + self.deposit).min(self.capacity);
         }
+    }
+}
+
+/// `limiter = "token-bucket"`: Brooker's retry token bucket.
+pub struct TokenBucket;
+
+impl ShippedLimiter for TokenBucket {
+    type State = RetryTokenBucket;
+    const NAME: &'static str = "token-bucket";
+    const ABOUT: &'static str = "retry token bucket: every call deposits bucket_deposit up to bucket_capacity, a \
+                                 retry spends 1 (0.1 per call, capacity 5)";
+    const SOURCE: &'static str = "Brooker, \"Fixing retries with token buckets and circuit breakers\" (2022)";
+    const KNOBS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            Section::Client,
+            "bucket_deposit",
+            ParamKind::Real { min: 0.0, max: 1000.0 },
+            ParamDefault::Implied(Value::Real(0.1)),
+            "token-bucket: tokens deposited per call or per success, > 0",
+        ),
+        ParamSpec::new(
+            Section::Client,
+            "bucket_capacity",
+            ParamKind::Real { min: 0.0, max: 1e9 },
+            ParamDefault::Implied(Value::Real(5.0)),
+            "token-bucket: capacity, > 0",
+        ),
+        ParamSpec::new(
+            Section::Client,
+            "deposit_rule",
+            ParamKind::Choice(DepositRule::NAMES),
+            ParamDefault::Implied(Value::Choice("per-call")),
+            "token-bucket: deposit after every call, or only after successes",
+        ),
+    ];
+
+    fn build(point: &Point) -> Result<RetryTokenBucket, ParamError> {
+        let deposit = positive_knob(point, "bucket_deposit", "with no deposits the bucket never refills")?;
+        let capacity = positive_knob(point, "bucket_capacity", "an empty bucket allows no retry")?;
+        Ok(RetryTokenBucket::new(deposit, capacity, point.choice_of("deposit_rule")?))
     }
 }
 

@@ -1,4 +1,5 @@
 use super::Preset;
+use crate::policy::limiters::LimiterKind;
 use crate::policy::{BackoffParams, Strategy};
 use crate::time::SimDuration;
 
@@ -9,6 +10,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::FullJitterFromBase,
     backoff: BackoffParams { base: SimDuration::from_secs(1), cap: SimDuration::from_secs(20), multiplier: 2.0 },
     max_attempts: Some(3),
-    limiter: "aws-adaptive",
+    limiter: Some(LimiterKind::AwsAdaptive),
     source: "AWS SDKs and Tools reference guide, \"Retry behavior\" (adaptive mode); botocore retries/adaptive.py",
 };

@@ -1,4 +1,5 @@
 use super::Preset;
+use crate::policy::limiters::LimiterKind;
 use crate::policy::{BackoffParams, Strategy};
 use crate::time::SimDuration;
 
@@ -10,6 +11,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::FullJitterFromBase,
     backoff: BackoffParams { base: SimDuration::from_secs(1), cap: SimDuration::from_secs(20), multiplier: 2.0 },
     max_attempts: Some(3),
-    limiter: "aws-quota",
+    limiter: Some(LimiterKind::AwsQuota),
     source: "AWS SDKs and Tools reference guide, \"Retry behavior\" (standard mode)",
 };

@@ -1,4 +1,5 @@
 use super::Preset;
+use crate::policy::limiters::LimiterKind;
 use crate::policy::{BackoffParams, Strategy};
 use crate::time::SimDuration;
 
@@ -9,6 +10,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::EnvoyJitter,
     backoff: BackoffParams { base: SimDuration::from_millis(25), cap: SimDuration::from_millis(250), multiplier: 2.0 },
     max_attempts: Some(2),
-    limiter: "envoy",
+    limiter: Some(LimiterKind::Envoy),
     source: "Envoy router filter docs (x-envoy-max-retries, retry back-off) and cluster retry budgets",
 };

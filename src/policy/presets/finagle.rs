@@ -1,4 +1,5 @@
 use super::Preset;
+use crate::policy::limiters::LimiterKind;
 use crate::policy::{BackoffParams, Strategy};
 use crate::time::SimDuration;
 
@@ -11,6 +12,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::None,
     backoff: BackoffParams { base: SimDuration::ZERO, cap: SimDuration::ZERO, multiplier: 2.0 },
     max_attempts: Some(21),
-    limiter: "finagle",
+    limiter: Some(LimiterKind::Finagle),
     source: "Finagle finagle-core Retries.scala (Budget.default, MaxRequeuesPerReq 0.2), RequeueFilter.scala",
 };

@@ -1,4 +1,5 @@
 use super::Preset;
+use crate::policy::limiters::LimiterKind;
 use crate::policy::{BackoffParams, Strategy};
 use crate::time::SimDuration;
 
@@ -10,6 +11,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::GrpcJitter,
     backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_secs(1), multiplier: 2.0 },
     max_attempts: Some(4),
-    limiter: "grpc",
+    limiter: Some(LimiterKind::Grpc),
     source: "gRFC A6 client retries (example retryPolicy; jitter ±20% per grpc/proposal#452, 2024)",
 };

@@ -1,4 +1,5 @@
 use super::Preset;
+use crate::policy::limiters::LimiterKind;
 use crate::policy::{BackoffParams, Strategy};
 use crate::time::SimDuration;
 
@@ -11,6 +12,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::FullJitterFromBase,
     backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_secs(1), multiplier: 2.0 },
     max_attempts: Some(4),
-    limiter: "grpc",
+    limiter: Some(LimiterKind::Grpc),
     source: "gRFC A6 client retries as published 2017-2024 (full jitter)",
 };

@@ -9,6 +9,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::ExponentialFromBase,
     backoff: BackoffParams { base: SimDuration::from_secs(10), cap: SimDuration::from_secs(300), multiplier: 2.0 },
     max_attempts: None,
-    limiter: "none",
+    limiter: None,
     source: "Kubernetes docs, Pod lifecycle: container restart policy (CrashLoopBackOff)",
 };

@@ -20,7 +20,7 @@ mod k8s_crashloop;
 mod systemd;
 mod tcp_rfc6298;
 
-use super::limiters::Limiter;
+use super::limiters::{Limiter, LimiterKind};
 use super::{BackoffParams, RetryPolicy, Strategy};
 
 /// One named client policy.
@@ -32,8 +32,8 @@ pub struct Preset {
     pub backoff: BackoffParams,
     /// Total attempts, the first try included (`None`: unlimited).
     pub max_attempts: Option<u32>,
-    /// A [`Limiter::preset`] name, or `"none"`.
-    pub limiter: &'static str,
+    /// The retry limiter it ships with, if any.
+    pub limiter: Option<LimiterKind>,
     /// One line: where the values come from.
     pub source: &'static str,
 }
@@ -97,9 +97,9 @@ impl Preset {
         RetryPolicy { strategy: self.strategy, backoff: self.backoff, max_attempts: self.max_attempts, ..policy }
     }
 
-    /// A fresh instance of this preset's limiter (`None` for `"none"`).
-    pub fn limiter(&self) -> Option<Limiter> {
-        Limiter::preset(self.limiter)
+    /// A fresh instance of this preset's limiter as it ships, if it has one.
+    pub fn shipped_limiter(&self) -> Option<Limiter> {
+        self.limiter.map(LimiterKind::shipped)
     }
 }
 

@@ -1,4 +1,5 @@
 use super::Preset;
+use crate::policy::limiters::LimiterKind;
 use crate::policy::{BackoffParams, Strategy};
 use crate::time::SimDuration;
 
@@ -9,6 +10,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::Constant,
     backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_millis(100), multiplier: 2.0 },
     max_attempts: None,
-    limiter: "systemd",
+    limiter: Some(LimiterKind::Systemd),
     source: "systemd.service(5) RestartSec; systemd.unit(5) StartLimitIntervalSec, StartLimitBurst",
 };

@@ -10,6 +10,6 @@ pub const PRESET: Preset = Preset {
     strategy: Strategy::ExponentialFromBase,
     backoff: BackoffParams { base: SimDuration::from_secs(1), cap: SimDuration::from_secs(120), multiplier: 2.0 },
     max_attempts: Some(16),
-    limiter: "none",
+    limiter: None,
     source: "RFC 6298 (initial RTO 1 s, back off ×2, max ≥ 60 s); Linux tcp_retries2 = 15",
 };

@@ -2,7 +2,7 @@
 //! shipped"), with attempt numbering n = 1 for the first retry.
 
 use super::*;
-use crate::policy::limiters::LIMITER_NAMES;
+use crate::policy::limiters::LimiterKind;
 use crate::policy::test_rng;
 use crate::policy::{BackoffMemory, GiveUpReason, RetryAfterPolicy, RetryDecision};
 use crate::time::SimDuration;
@@ -58,8 +58,7 @@ fn every_preset_file_is_registered_and_names_are_unique_and_disjoint_from_strate
         assert!(Strategy::from_name(preset.name).is_none(), "{} is also a strategy", preset.name);
         assert!(STRATEGY_CHOICES.contains(&preset.name));
         assert!(!preset.source.is_empty());
-        assert!(LIMITER_NAMES.contains(&preset.limiter), "{}: unknown limiter {}", preset.name, preset.limiter);
-        assert_eq!(preset.limiter().is_some(), preset.limiter != "none", "{}", preset.name);
+        assert_eq!(preset.shipped_limiter().is_some(), preset.limiter.is_some(), "{}", preset.name);
         assert!(preset.backoff.cap >= preset.backoff.base);
     }
     assert_eq!(STRATEGY_CHOICES.len(), Strategy::NAMES.len() + ALL.len());
@@ -176,11 +175,11 @@ fn finagle_requeues_without_delay_and_presets_carry_their_limiters() {
     assert!(sleeps.iter().all(|&s| s == 0.0));
     assert_eq!((sleeps.len(), gave_up), (20, Some(GiveUpReason::AttemptsExhausted)));
     let limiter = |name| Preset::lookup(name).unwrap().limiter;
-    assert_eq!(limiter("aws-sdk-standard"), "aws-quota");
-    assert_eq!(limiter("aws-sdk-adaptive"), "aws-adaptive");
-    assert_eq!(limiter("grpc"), "grpc");
-    assert_eq!(limiter("envoy"), "envoy");
-    assert_eq!(limiter("finagle"), "finagle");
-    assert_eq!(limiter("systemd"), "systemd");
-    assert_eq!(limiter("k8s-crashloop"), "none");
+    assert_eq!(limiter("aws-sdk-standard"), Some(LimiterKind::AwsQuota));
+    assert_eq!(limiter("aws-sdk-adaptive"), Some(LimiterKind::AwsAdaptive));
+    assert_eq!(limiter("grpc"), Some(LimiterKind::Grpc));
+    assert_eq!(limiter("envoy"), Some(LimiterKind::Envoy));
+    assert_eq!(limiter("finagle"), Some(LimiterKind::Finagle));
+    assert_eq!(limiter("systemd"), Some(LimiterKind::Systemd));
+    assert_eq!(limiter("k8s-crashloop"), None);
 }

@@ -1,5 +1,6 @@
-//! Typed model parameters: what a model accepts (its [`ParamSpec`]s) and one concrete choice of them (a
-//! [`Point`]). The scenario layer fills points from TOML and locates errors; models only read typed values.
+//! Typed parameters: what a model or a client policy accepts (its [`ParamSpec`]s) and one concrete choice of them
+//! (a [`Point`]). The scenario layer fills points from TOML and locates errors; models and policies only read
+//! typed values. A leaf beside `time`: policy and model both use it, neither through the other.
 
 use std::fmt;
 use std::sync::Arc;
@@ -39,7 +40,7 @@ pub enum ParamKind {
     Real { min: f64, max: f64 },
     /// A non-negative duration written with its unit: "5ms", "2s", "51.2us".
     Duration,
-    /// One name out of a fixed list.
+    /// One name out of a fixed list (the names of a [`Choice`] enum).
     Choice(&'static [&'static str]),
     /// Free text that the model reads itself (a rate schedule, a list of fault windows), with its syntax.
     Text { syntax: &'static str },
@@ -67,18 +68,161 @@ pub enum ParamDefault {
     Required,
     /// Unset means "no limit" (or whatever the parameter's doc says).
     Unset,
+    /// Read as this value, but left out of the point's canonical text while unset, so that adding the parameter
+    /// to a model after its results were published moved no seed (a limiter's knobs start from the limiter's
+    /// shipped defaults this way).
+    Implied(Value),
+    /// This value, hashed into the seeds like a value the scenario wrote.
     Value(Value),
 }
 
-/// One parameter a model accepts.
+impl ParamDefault {
+    /// A duration default of `millis` milliseconds.
+    pub const fn millis(millis: u64) -> ParamDefault {
+        ParamDefault::Value(Value::Duration(SimDuration::from_millis(millis)))
+    }
+
+    /// The value a point reads when the scenario sets none, if any.
+    pub fn value(&self) -> Option<&Value> {
+        match self {
+            ParamDefault::Implied(value) | ParamDefault::Value(value) => Some(value),
+            ParamDefault::Required | ParamDefault::Unset => None,
+        }
+    }
+
+    /// The value written into a fresh point (hashed into its seed): `Implied` defaults are not.
+    pub fn hashed_value(&self) -> Option<Value> {
+        match self {
+            ParamDefault::Value(value) => Some(value.clone()),
+            ParamDefault::Implied(_) | ParamDefault::Required | ParamDefault::Unset => None,
+        }
+    }
+}
+
+/// One parameter a model or a client policy accepts.
 #[derive(Debug)]
 pub struct ParamSpec {
     pub section: Section,
-    /// The key in its section, and the column name in the CSV outputs.
+    /// The key in its section, one name for one quantity across models.
     pub key: &'static str,
     pub kind: ParamKind,
     pub default: ParamDefault,
     pub help: &'static str,
+    /// The earlier name of a parameter renamed after results were published: still accepted (an alias), and the
+    /// name its value is hashed under, so the rename moved no seed.
+    pub formerly: Option<(Section, &'static str)>,
+}
+
+impl ParamSpec {
+    pub const fn new(
+        section: Section,
+        key: &'static str,
+        kind: ParamKind,
+        default: ParamDefault,
+        help: &'static str,
+    ) -> ParamSpec {
+        ParamSpec { section, key, kind, default, help, formerly: None }
+    }
+
+    /// The same parameter, once called `key` in `section` (see [`ParamSpec::formerly`]).
+    pub const fn formerly(mut self, section: Section, key: &'static str) -> ParamSpec {
+        self.formerly = Some((section, key));
+        self
+    }
+
+    /// The section and key its value is hashed under: the former name if it has one.
+    pub fn seed_name(&self) -> (Section, &'static str) {
+        self.formerly.unwrap_or((self.section, self.key))
+    }
+
+    /// Whether `key` (bare, or in `section` when given) names this parameter, by its name or its former name.
+    pub fn answers_to(&self, section: Option<Section>, key: &str) -> bool {
+        let matches =
+            |(own_section, own_key): (Section, &str)| own_key == key && section.is_none_or(|s| s == own_section);
+        matches((self.section, self.key)) || self.formerly.is_some_and(matches)
+    }
+
+    /// The name `key` stands for: this parameter's own key or its former one (`None` if neither).
+    pub fn spelling(&self, key: &str) -> Option<&'static str> {
+        if self.key == key {
+            Some(self.key)
+        } else {
+            self.formerly.map(|(_, former)| former).filter(|former| *former == key)
+        }
+    }
+
+    /// `section.key`, as in messages.
+    pub fn dotted(&self) -> String {
+        format!("{}.{}", self.section.name(), self.key)
+    }
+}
+
+/// `first` followed by `second`, at compile time: a model's parameter groups with the limiters' knob groups.
+pub(crate) const fn concat_groups<const N: usize>(
+    first: &[&'static [ParamSpec]],
+    second: &[&'static [ParamSpec]],
+) -> [&'static [ParamSpec]; N] {
+    assert!(first.len() + second.len() == N);
+    let mut groups: [&'static [ParamSpec]; N] = [&[]; N];
+    let mut i = 0;
+    while i < first.len() {
+        groups[i] = first[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < second.len() {
+        groups[i + j] = second[j];
+        j += 1;
+    }
+    groups
+}
+
+/// A parameter whose value is one name out of a fixed list, read as an enum so that code matches on it
+/// exhaustively. Declare one with [`choices!`].
+pub trait Choice: Copy + 'static {
+    /// The scenario-file names, in the order of `ALL`.
+    const NAMES: &'static [&'static str];
+    const ALL: &'static [Self];
+
+    fn name(self) -> &'static str;
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::NAMES.iter().position(|n| *n == name).map(|index| Self::ALL[index])
+    }
+}
+
+/// Declares an enum whose variants have scenario-file names, implementing [`Choice`]:
+/// `choices! { pub enum OnTimeout { Abandon = "abandon", Cancel = "cancel" } }`.
+macro_rules! choices {
+    ($(#[$meta:meta])* $vis:vis enum $name:ident { $($(#[$variant_meta:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $name { $($(#[$variant_meta])* $variant),+ }
+
+        impl $crate::params::Choice for $name {
+            const NAMES: &'static [&'static str] = &[$($text),+];
+            const ALL: &'static [Self] = &[$($name::$variant),+];
+
+            fn name(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($crate::params::Choice::name(*self))
+            }
+        }
+    };
+}
+pub(crate) use choices;
+
+choices! {
+    /// An on/off setting.
+    pub enum Switch {
+        Off = "off",
+        On = "on",
+    }
 }
 
 /// A parameter value, already checked against its [`ParamKind`]. Cheap to clone (text is shared).
@@ -212,9 +356,22 @@ impl Point {
         &self.entries
     }
 
-    /// The value of `key`, `None` when unset; an error if the model never declared `key` (a bug in the model).
+    /// The value of `key` (an implied default when unset), `None` when unset without one; an error if the model
+    /// never declared `key` (a bug in the model).
     pub fn get(&self, key: &'static str) -> Result<Option<Value>, ParamError> {
-        self.entries.iter().find(|(spec, _)| spec.key == key).map(|(_, value)| value.clone()).ok_or_else(|| {
+        let (spec, value) = self.entries.iter().find(|(spec, _)| spec.key == key).ok_or_else(|| {
+            ParamError::new(key, "internal error: the model reads a parameter it did not declare".into())
+        })?;
+        Ok(value.clone().or_else(|| match &spec.default {
+            ParamDefault::Implied(implied) => Some(implied.clone()),
+            _ => None,
+        }))
+    }
+
+    /// Whether the point holds a value of its own for `key`: written by the scenario (a table, a sweep, `--set`) or
+    /// a hashed default, as opposed to an implied default or nothing.
+    pub fn is_given(&self, key: &'static str) -> Result<bool, ParamError> {
+        self.entries.iter().find(|(spec, _)| spec.key == key).map(|(_, value)| value.is_some()).ok_or_else(|| {
             ParamError::new(key, "internal error: the model reads a parameter it did not declare".into())
         })
     }
@@ -257,6 +414,22 @@ impl Point {
         }
     }
 
+    /// The value of a choice parameter as its enum.
+    pub fn choice_of<C: Choice>(&self, key: &'static str) -> Result<C, ParamError> {
+        let name = self.choice(key)?;
+        C::from_name(name).ok_or_else(|| Self::wrong_kind(key, Value::Choice(name)))
+    }
+
+    /// Like [`Point::choice_of`], for a choice whose absence means "the default behaviour".
+    pub fn optional_choice_of<C: Choice>(&self, key: &'static str) -> Result<Option<C>, ParamError> {
+        if self.get(key)?.is_none() { Ok(None) } else { self.choice_of(key).map(Some) }
+    }
+
+    /// Like [`Point::real`], for a parameter whose absence means "none".
+    pub fn optional_real(&self, key: &'static str) -> Result<Option<f64>, ParamError> {
+        if self.get(key)?.is_none() { Ok(None) } else { self.real(key).map(Some) }
+    }
+
     /// Like [`Point::count`], for a parameter whose absence means "no limit".
     pub fn optional_count(&self, key: &'static str) -> Result<Option<i64>, ParamError> {
         if self.get(key)?.is_none() { Ok(None) } else { self.count(key).map(Some) }
@@ -267,19 +440,21 @@ impl Point {
         if self.get(key)?.is_none() { Ok(None) } else { self.duration(key).map(Some) }
     }
 
-    /// `section.key=value;…` over every set parameter, in declaration order: the text hashed into seeds.
+    /// `section.key=value;…` over every set parameter, in declaration order: the text hashed into seeds. Each
+    /// value goes under its parameter's [`ParamSpec::seed_name`], so renamed parameters keep their seeds.
     pub fn canonical_text(&self) -> String {
         let mut text = String::new();
         for (spec, value) in &self.entries {
             if let Some(value) = value {
-                text.push_str(&format!("{}.{}={};", spec.section.name(), spec.key, value));
+                let (section, key) = spec.seed_name();
+                text.push_str(&format!("{}.{key}={value};", section.name()));
             }
         }
         for part in self.parts.iter() {
             let links: Vec<&str> = part.links.iter().map(|&i| self.parts[i].name.as_str()).collect();
             text.push_str(&format!("part.{}.links={};", part.name, links.join(",")));
             for (spec, value) in &part.overrides {
-                text.push_str(&format!("part.{}.{}={};", part.name, spec.key, value));
+                text.push_str(&format!("part.{}.{}={value};", part.name, spec.seed_name().1));
             }
         }
         text

@@ -1,0 +1,200 @@
+//! A point of the server model, checked as a whole and turned into a typed [`ServerConfig`].
+
+use super::params::{OnTimeout, OutageKind};
+use crate::model::client::{self, LimiterSetting};
+use crate::model::distributions::TimeDistribution;
+use crate::model::faults::{FaultKind, FaultWindow, Faults};
+use crate::params::{ParamError, Point, Switch, Value};
+use crate::policy::limiters::{Limiter, RetryBudget};
+use crate::policy::{Classifier, RetryPolicy};
+use crate::time::{SimDuration, SimTime};
+use crate::workload::{Arrivals, Workload};
+
+/// The longest Retry-After an answer can carry (`u32` microseconds); the limiter's hints are clamped to it.
+pub(super) const MAX_RETRY_AFTER: SimDuration = SimDuration::from_secs(3600);
+
+/// The window of the server model's ratio budget (`limiter = "budget"`): first tries count once answered, for
+/// 10 s, with no reserve.
+const BUDGET_WINDOW: SimDuration = SimDuration::from_secs(10);
+
+/// Typed parameters of one point.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub workers: Option<u32>,
+    pub queue_limit: Option<u64>,
+    pub service: TimeDistribution,
+    pub latency_per_request: SimDuration,
+    pub network: TimeDistribution,
+    pub workload: Workload,
+    pub retry: RetryPolicy,
+    pub timeout: Option<SimDuration>,
+    pub on_timeout: OnTimeout,
+    pub classifier: Classifier,
+    pub idempotency_keys: bool,
+    /// Probabilities of 502, disguised 400 and 422 after service, in that order.
+    pub error_probabilities: [f64; 3],
+    /// Token bucket (rate per second, capacity), if the server limits its rate.
+    pub rate_limit: Option<(f64, f64)>,
+    pub overload_retry_after: Option<SimDuration>,
+    /// The client fleet's retry limiter, if any (one shared state).
+    pub limiter: Option<Limiter>,
+    pub faults: Faults,
+    /// The trigger's span (recovery is measured from its end; charts shade it).
+    pub trigger_start: Option<SimTime>,
+    pub trigger_end: Option<SimTime>,
+    /// Successes slower than this do not count as goodput for recovery.
+    pub good_within: SimDuration,
+}
+
+/// Checks a point's values together and builds its configuration.
+pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
+    let workers = point.optional_count("workers")?.map(|n| n as u32);
+    let queue_limit = point.optional_count("queue_limit")?.map(|n| n as u64);
+    if workers.is_none() && queue_limit.is_some() {
+        return Err(ParamError::new(
+            "queue_limit",
+            "a queue limit needs a finite number of workers; set `workers` too".into(),
+        ));
+    }
+    let service = TimeDistribution::service(point)?;
+    let network = TimeDistribution::network(point)?;
+    let workload = Workload::configure(point)?;
+    let error_probabilities = [
+        point.real("error_probability")?,
+        point.real("disguised_probability")?,
+        point.real("permanent_probability")?,
+    ];
+    if error_probabilities.iter().sum::<f64>() > 1.0 {
+        return Err(ParamError::new(
+            "permanent_probability",
+            "error_probability + disguised_probability + permanent_probability must not exceed 1".into(),
+        ));
+    }
+    let rate_limit = match point.optional_real("rate_limit")? {
+        None => None,
+        Some(rate) if rate <= 0.0 => return Err(ParamError::new("rate_limit", "must be greater than 0".into())),
+        Some(rate) => Some((rate, point.count("rate_burst")? as f64)),
+    };
+    let mut faults = match point.get("faults")? {
+        Some(Value::Text(text)) => Faults::parse(&text).map_err(|message| ParamError::new("faults", message))?,
+        _ => Faults::default(),
+    };
+    let timeout = point.optional_duration("timeout")?;
+    if faults.has_black_hole() && timeout.is_none() {
+        return Err(ParamError::new(
+            "faults",
+            "a black-hole window needs a client `timeout`, or its requests wait forever".into(),
+        ));
+    }
+    let outage = outage(point)?;
+    if let Some(outage) = &outage {
+        if outage.kind == FaultKind::BlackHole && timeout.is_none() {
+            let (key, kind) = match point.get("outage_kind")? {
+                Some(_) => ("outage_kind", "a black-hole outage"),
+                None => ("outage_duration", "a black-hole outage (the default `outage_kind`)"),
+            };
+            return Err(ParamError::new(key, format!("{kind} needs a client `timeout`, or its requests wait forever")));
+        }
+        if outage.end > outage.start {
+            faults.add(*outage).map_err(|message| ParamError::new("outage_duration", message))?;
+        }
+    }
+    // An outage of length 0 has no span to shade, but recovery is still measured from its (empty) end.
+    let outage_span = outage.map(|o| ((o.end > o.start).then_some(o.start), o.end));
+    let last_window = faults.windows().last().map(|window| (Some(window.start), window.end));
+    let (default_start, default_end) = match outage_span.or(last_window) {
+        Some((start, end)) => (start, Some(end)),
+        None => (None, None),
+    };
+    let trigger_end = point.optional_duration("trigger_end")?.map(|d| SimTime::ZERO + d).or(default_end);
+    let trigger_start = point.optional_duration("trigger_start")?.map(|d| SimTime::ZERO + d).or(default_start);
+    if let (Some(start), Some(end)) = (trigger_start, trigger_end)
+        && start >= end
+    {
+        return Err(ParamError::new(
+            "trigger_start",
+            format!("must be earlier than the trigger's end ({})", end - SimTime::ZERO),
+        ));
+    }
+    let overload_retry_after = point.optional_duration("overload_retry_after")?;
+    if overload_retry_after.is_some_and(|hint| hint > MAX_RETRY_AFTER) {
+        return Err(ParamError::new(
+            "overload_retry_after",
+            format!("at most {MAX_RETRY_AFTER}: hints travel in whole microseconds in 32 bits"),
+        ));
+    }
+    let (mut retry, preset) = client::retry_policy(point)?;
+    retry.retry_after = point.choice_of("retry_after")?;
+    let limiter = match client::limiter_setting(point, preset)? {
+        LimiterSetting::None => None,
+        LimiterSetting::Budget(ratio) => Some(Limiter::Budget(RetryBudget::new(ratio, 0.0, BUDGET_WINDOW))),
+        LimiterSetting::Shipped(limiter) => Some(limiter),
+    };
+    check_one_process(point, &limiter, &workload)?;
+    Ok(ServerConfig {
+        workers,
+        queue_limit,
+        service,
+        latency_per_request: point.duration("latency_per_request")?,
+        network,
+        workload,
+        retry,
+        timeout,
+        on_timeout: point.choice_of("on_timeout")?,
+        classifier: point.choice_of("classifier")?,
+        idempotency_keys: point.choice_of::<Switch>("idempotency_keys")? == Switch::On,
+        error_probabilities,
+        rate_limit,
+        overload_retry_after,
+        limiter,
+        trigger_start,
+        faults,
+        trigger_end,
+        good_within: point.optional_duration("good_within")?.or(timeout).unwrap_or(SimDuration::MAX),
+    })
+}
+
+/// The server model shares one limiter among all its clients: a limiter that counts the starts of one process
+/// (systemd's) means something only when there is one client.
+fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Workload) -> Result<(), ParamError> {
+    let Some(Limiter::Systemd(_)) = limiter else { return Ok(()) };
+    let one_client = match workload.arrivals {
+        Arrivals::Burst { requests: clients } | Arrivals::Closed { clients, .. } => clients == 1,
+        Arrivals::Open { .. } => false,
+    };
+    if one_client {
+        return Ok(());
+    }
+    let key = if point.choice("limiter")? == "none" { "strategy" } else { "limiter" };
+    Err(ParamError::new(
+        key,
+        "systemd's start limit counts the starts of one unit, and the server model shares one limiter among all its \
+         clients: use it with clients = 1 (a burst or closed workload)"
+            .into(),
+    ))
+}
+
+/// The outage `outage_start`, `outage_duration` and `outage_kind` describe: a fault window
+/// [start, start + duration), possibly empty (duration 0). `None` when `outage_duration` is unset; the other two
+/// are refused without it, since they would change nothing.
+fn outage(point: &Point) -> Result<Option<FaultWindow>, ParamError> {
+    let kind = match point.optional_choice_of::<OutageKind>("outage_kind")? {
+        None | Some(OutageKind::BlackHole) => FaultKind::BlackHole,
+        Some(OutageKind::FailFast) => FaultKind::FailFast,
+        Some(OutageKind::Reset) => FaultKind::Reset,
+    };
+    let start = point.optional_duration("outage_start")?;
+    let Some(duration) = point.optional_duration("outage_duration")? else {
+        for key in ["outage_start", "outage_kind"] {
+            if point.get(key)?.is_some() {
+                return Err(ParamError::new(key, "has no effect without `outage_duration`; set it too".into()));
+            }
+        }
+        return Ok(None);
+    };
+    let Some(start) = start else {
+        return Err(ParamError::new("outage_duration", "an outage needs `outage_start`, the time it begins".into()));
+    };
+    let start = SimTime::ZERO + start;
+    Ok(Some(FaultWindow { start, end: start + duration, kind }))
+}

@@ -1,0 +1,107 @@
+//! A contended server: `workers` parallel workers in front of a FIFO queue, clients that time out and retry.
+//!
+//! A request's attempt travels to the server (one network delay), waits in the queue if every worker is busy (or
+//! is rejected with 503 when the queue is full), is served for a time drawn from the service distribution (plus
+//! `latency_per_request` × the requests in service, for servers that slow down with load), and the answer
+//! travels back. The client gives each attempt `timeout`; a timed-out attempt's work continues on the server
+//! (`on_timeout = "abandon"`) or is dropped from the queue if it has not started (`"cancel"`). After a failed
+//! attempt the client asks its retry policy (n = failed attempts so far) and either sleeps and resends, or gives
+//! up. With retries off and no timeout this is an M/M/c (or M/G/c, M/D/1, closed) queue, which the theory
+//! tests check.
+//!
+//! Answers carry a status: 200; 503 when the queue is full (with an optional Retry-After); 429 from the token
+//! bucket rate limiter (Retry-After = time until its next token); and, after service, with independent
+//! probabilities, 502 (transient), 400 whose body says an upstream is temporarily unavailable ("transient
+//! disguised as 400") or 422 (permanent). The client's classifier decides what is retried. A successful service
+//! applies the request's side effect; a second application of the same request is a duplicate unless the client
+//! sends idempotency keys, in which case the server recognises it and applies nothing.
+
+mod config;
+mod params;
+mod run;
+#[cfg(test)]
+mod tests;
+
+pub use config::ServerConfig;
+pub use params::{OnTimeout, OutageKind};
+pub use run::{Outcome, ServerEvent};
+
+use super::{MetricSpec, RunOutput, RunSettings, SimModel};
+use crate::params::{ParamError, ParamSpec, Point, concat_groups};
+use crate::policy::limiters::LimiterKind;
+
+/// The contended-server model (scenario `kind = "server"`).
+pub struct Server;
+
+/// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
+mod metric {
+    metrics! {
+        CALLS = "calls": "attempts reaching the server, rejected ones included",
+        REQUESTS = "requests": "unique requests (first tries)",
+        RETRIES = "retries": "attempts after the first",
+        SUCCEEDED = "succeeded": "requests answered successfully",
+        GAVE_UP = "gave_up": "requests whose policy gave up (dead-lettered)",
+        SUCCESS_RATE = "success_rate": "succeeded / requests that ended (succeeded, gave up or failed)",
+        TIMEOUTS = "timeouts": "attempts that timed out at the client",
+        REJECTED = "rejected": "attempts refused without service: 503 (queue full, fail-fast window) or a connection reset",
+        AMPLIFICATION = "amplification": "server calls per unique request",
+        LATENCY_MEAN_MS = "latency_mean_ms": "mean time from first send to success",
+        LATENCY_P50_MS = "latency_p50_ms": "median time from first send to success",
+        LATENCY_P90_MS = "latency_p90_ms": "90th percentile of time to success",
+        LATENCY_P99_MS = "latency_p99_ms": "99th percentile of time to success",
+        LATENCY_P999_MS = "latency_p999_ms": "99.9th percentile of time to success",
+        WAIT_MEAN_MS = "wait_mean_ms": "mean time an attempt waited in the queue",
+        UTILISATION = "utilisation": "busy worker time / (workers × time); empty for unlimited workers",
+        GOODPUT_RPS = "goodput_rps": "successes per second in the measured window",
+        COMPLETION_MS = "completion_ms": "time of the last event that changed anything (timers of answered attempts do not count)",
+        PEAK_CALLS_PER_BUCKET = "peak_calls_per_bucket": "most server calls in one timeline bucket",
+        PEAK_TO_MEAN = "peak_to_mean": "peak calls per bucket over the mean of the non-empty buckets",
+        EVENTS = "events": "engine events in the run",
+        DUPLICATES = "duplicates": "side effects applied again by a retried request (without idempotency keys)",
+        FAILED_PERMANENTLY = "failed_permanently": "requests ended by an answer the classifier does not retry",
+        THROTTLED = "throttled": "attempts answered 429 by the rate limiter",
+        SERVER_ERRORS = "server_errors": "attempts answered 502, or 400 with a transient body",
+        RECOVERY_MS = "recovery_ms": "time from the trigger's end until goodput is back to ≥ 90% of offered load for good",
+        RECOVERED = "recovered": "1 if goodput recovered before new requests stopped, else 0",
+        DEDUPLICATED = "deduplicated": "repeats of a request the server recognised by its idempotency key and did not apply again",
+        REFUSED = "refused": "retries the client's limiter refused (those requests gave up)",
+        REJECTED_LOCALLY = "rejected_locally": "attempts the client's limiter would not send (sre-throttle, systemd): failed without a call",
+    }
+}
+
+/// The timeline's series: counted per bucket, then the queue's length (a level: its maximum in the bucket).
+mod series {
+    series! {
+        CALLS = "calls",
+        GOODPUT = "goodput",
+        OFFERED = "offered",
+        QUEUE_MAX = "queue_max",
+    }
+    /// The series counted per bucket come first; the rest are levels.
+    pub(crate) const COUNTED: usize = QUEUE_MAX;
+}
+
+/// Every parameter group, the limiters' knobs last.
+const PARAMS: [&[ParamSpec]; 4 + LimiterKind::KNOBS.len()] =
+    concat_groups(&[params::SERVER, crate::workload::PARAMS, params::RECOVERY, params::CLIENT], LimiterKind::KNOBS);
+
+impl SimModel for Server {
+    const KIND: &'static str = "server";
+    const ABOUT: &'static str = "a server with workers and a bounded FIFO queue; clients time out and retry";
+    const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
+    const METRICS: &'static [MetricSpec] = metric::SPECS;
+    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
+    const TIMELINE: &'static [&'static str] = series::NAMES;
+    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
+    const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
+
+    type Config = ServerConfig;
+
+    fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
+        config::configure(point)
+    }
+
+    fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
+        run::simulate(config, run_settings)
+    }
+}

@@ -1,0 +1,179 @@
+//! The server model's parameters: what a scenario may set, in the order they are hashed into seeds (the order
+//! of [`super::Server`]'s `PARAMS`; it must not change, or every published number would move).
+
+use crate::model::client;
+use crate::model::distributions;
+use crate::model::faults::FAULT_SYNTAX;
+use crate::params::{Choice, ParamDefault, ParamKind, ParamSpec, Section, Switch, Value, choices};
+use crate::policy::{Classifier, RetryAfterPolicy};
+
+choices! {
+    /// What the server does during the outage of `outage_start` and `outage_duration` (a `faults` kind).
+    pub enum OutageKind {
+        BlackHole = "black-hole",
+        FailFast = "fail-fast",
+        Reset = "reset",
+    }
+}
+
+choices! {
+    /// What happens to a timed-out attempt's work still queued at the server.
+    pub enum OnTimeout {
+        /// It is still served; its answer is ignored.
+        Abandon = "abandon",
+        /// It is dropped from the queue.
+        Cancel = "cancel",
+    }
+}
+
+const fn probability(key: &'static str, help: &'static str) -> ParamSpec {
+    ParamSpec::new(
+        Section::Model,
+        key,
+        ParamKind::Real { min: 0.0, max: 1.0 },
+        ParamDefault::Value(Value::Real(0.0)),
+        help,
+    )
+}
+
+const fn unset(section: Section, key: &'static str, kind: ParamKind, help: &'static str) -> ParamSpec {
+    ParamSpec::new(section, key, kind, ParamDefault::Unset, help)
+}
+
+/// `[model]`: the server.
+pub(super) const SERVER: &[ParamSpec] = &[
+    unset(
+        Section::Model,
+        "workers",
+        ParamKind::Count { min: 1, max: 10_000_000 },
+        "requests served in parallel (unset: unlimited)",
+    ),
+    unset(
+        Section::Model,
+        "queue_limit",
+        ParamKind::Count { min: 0, max: 100_000_000 },
+        "requests that may wait for a worker; more are rejected with 503 (unset: unlimited)",
+    ),
+    distributions::service("exponential"),
+    distributions::service_mean(client::millis(10)),
+    distributions::service_sd(client::millis(10)),
+    distributions::slow_service(client::millis(1000)),
+    distributions::slow_probability(0.0),
+    ParamSpec::new(
+        Section::Model,
+        "latency_per_request",
+        ParamKind::Duration,
+        client::millis(0),
+        "k: service time grows by k × the requests in service (this one included) when it starts",
+    ),
+    distributions::network_delay(client::millis(0)),
+    probability("error_probability", "chance a served attempt answers 502 (transient)"),
+    probability("disguised_probability", "chance a served attempt answers 400 with a 'temporarily unavailable' body"),
+    probability("permanent_probability", "chance a served attempt answers 422 (permanent)"),
+    unset(
+        Section::Model,
+        "rate_limit",
+        ParamKind::Real { min: 0.0, max: 1e9 },
+        "token bucket: attempts admitted per second; others get 429 with Retry-After (unset: no limiter)",
+    ),
+    ParamSpec::new(
+        Section::Model,
+        "rate_burst",
+        ParamKind::Count { min: 1, max: 1_000_000_000 },
+        ParamDefault::Value(Value::Count(1)),
+        "token bucket capacity: attempts admitted back to back",
+    ),
+    unset(
+        Section::Model,
+        "faults",
+        ParamKind::Text { syntax: FAULT_SYNTAX },
+        "fault windows: fail-fast, black-hole or slowdown xF over spans of time (unset: none)",
+    ),
+    unset(Section::Model, "outage_start", ParamKind::Duration, "when the outage given by `outage_duration` begins"),
+    unset(
+        Section::Model,
+        "outage_duration",
+        ParamKind::Duration,
+        "length of the outage starting at outage_start (a fault window [start, start + duration) whose length can \
+         be swept; 0s adds no window but still marks the trigger; unset: no outage)",
+    ),
+    unset(
+        Section::Model,
+        "outage_kind",
+        ParamKind::Choice(OutageKind::NAMES),
+        "what the server does during the outage: black-hole, fail-fast or reset (unset: black-hole)",
+    ),
+    unset(
+        Section::Model,
+        "overload_retry_after",
+        ParamKind::Duration,
+        "Retry-After sent with 503 when the queue is full (unset: none)",
+    ),
+    distributions::network("constant"),
+];
+
+/// `[workload]` keys beyond the shared ones: how recovery is measured.
+pub(super) const RECOVERY: &[ParamSpec] = &[
+    unset(
+        Section::Workload,
+        "good_within",
+        ParamKind::Duration,
+        "for recovery_ms, a request counts as goodput only if it succeeds this soon after it was sent (unset: the \
+         client's timeout, or any time if there is none)",
+    ),
+    unset(
+        Section::Workload,
+        "trigger_start",
+        ParamKind::Duration,
+        "when the trigger begins, for shading charts (unset: the outage's start, else the start of the last fault \
+         window)",
+    ),
+    unset(
+        Section::Workload,
+        "trigger_end",
+        ParamKind::Duration,
+        "when the trigger (a spike, an outage) ends, for recovery_ms (unset: the outage's end, else the end of the \
+         last fault window)",
+    ),
+];
+
+/// `[client]`: the retry policy of every client.
+pub(super) const CLIENT: &[ParamSpec] = &[
+    client::strategy(client::ANY_POLICY, "full-jitter"),
+    client::base(client::millis(5)),
+    client::cap(client::millis(2000)),
+    client::multiplier(ParamDefault::Value(Value::Real(2.0))),
+    client::max_attempts(u32::MAX as i64, ParamDefault::Unset),
+    client::DEADLINE,
+    client::TIMEOUT,
+    ParamSpec::new(
+        Section::Client,
+        "on_timeout",
+        ParamKind::Choice(OnTimeout::NAMES),
+        ParamDefault::Value(Value::Choice("abandon")),
+        "what happens to a timed-out attempt's queued work: abandon (still served) or cancel (dropped)",
+    ),
+    ParamSpec::new(
+        Section::Client,
+        "classifier",
+        ParamKind::Choice(Classifier::NAMES),
+        ParamDefault::Value(Value::Choice("status-only")),
+        "status-only (retry 429/502/503/504) or body-aware (also a 400 whose body says transient)",
+    ),
+    ParamSpec::new(
+        Section::Client,
+        "retry_after",
+        ParamKind::Choice(RetryAfterPolicy::NAMES),
+        ParamDefault::Value(Value::Choice("honour")),
+        "Retry-After hints: honour (replaces the backoff), ignore, or honour-capped (at most the cap)",
+    ),
+    client::limiter(client::ANY_LIMITER),
+    client::budget(0.1),
+    ParamSpec::new(
+        Section::Client,
+        "idempotency_keys",
+        ParamKind::Choice(Switch::NAMES),
+        ParamDefault::Value(Value::Choice("off")),
+        "on: the server recognises repeats of a request and applies its side effect once",
+    ),
+];

@@ -1,0 +1,702 @@
+//! One replicate of the server model: requests in a slab reused through a free list, attempts named by tokens
+//! so that late answers and stale timers are recognised, and the server's FIFO queue.
+
+use std::collections::VecDeque;
+
+use rand::RngExt;
+
+use super::config::{MAX_RETRY_AFTER, ServerConfig};
+use super::params::OnTimeout;
+use super::{metric, series};
+use crate::engine::{Model, Scheduler, SimRng, mix64, run, sim_rng};
+use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use crate::model::faults::FaultKind;
+use crate::model::trace::Tracer;
+use crate::model::{RunOutput, RunSettings};
+use crate::policy::limiters::{Admission, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
+use crate::policy::{BackoffMemory, Response, RetryDecision, TokenBucket};
+use crate::time::{SimDuration, SimTime};
+use crate::workload::Arrivals;
+
+/// Runs one replicate.
+pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
+    let mut run_state = ServerRun::new(config, run_settings.seed, run_settings.bucket);
+    if run_settings.trace {
+        run_state.tracer = Some(Tracer::default());
+    }
+    let mut scheduler = Scheduler::with_capacity(1024);
+    match &config.workload.arrivals {
+        Arrivals::Burst { requests } => {
+            for client in 0..*requests {
+                scheduler.schedule_at(SimTime::ZERO, ServerEvent::NewRequest { client });
+            }
+        }
+        Arrivals::Open { .. } => {
+            if let Some(first) = run_state.next_arrival_after(SimTime::ZERO) {
+                scheduler.schedule_at(first, ServerEvent::OpenArrival);
+            }
+        }
+        Arrivals::Closed { clients, think_time } => {
+            for client in 0..*clients {
+                let think = think_time.sample(&mut run_state.rng);
+                scheduler.schedule_in(think, ServerEvent::NewRequest { client });
+            }
+        }
+    }
+    let stats = run(&mut run_state, &mut scheduler, run_settings.limit());
+    let end = run_state.last_activity;
+    let mut output = run_state.finish(stats.events, end);
+    output.truncated = stats.truncated;
+    output
+}
+
+/// A message or timer. `slot` indexes the request table; `token` names one attempt, so events about an
+/// attempt that is no longer current (a late answer, a timer for an attempt already answered) are recognised.
+/// Tokens are unique within a run up to 2^32 attempts, far beyond any event's lifetime.
+#[derive(Clone, Copy, Debug)]
+pub enum ServerEvent {
+    /// A client issues a new request.
+    NewRequest { client: u32 },
+    /// The next open-loop arrival.
+    OpenArrival,
+    /// An attempt reaches the server.
+    AttemptArrives { slot: u32, token: u32 },
+    /// A worker finishes an attempt.
+    ServiceDone { slot: u32, token: u32 },
+    /// The server's answer reaches the client; `retry_after_us` is its Retry-After hint in µs (0: none).
+    Answer { slot: u32, token: u32, outcome: Outcome, retry_after_us: u32 },
+    /// The client's per-attempt timer fires.
+    Timeout { slot: u32, token: u32 },
+    /// The client's backoff sleep ends.
+    RetryDue { slot: u32 },
+    /// The wait the client's limiter imposed on an admitted attempt ends: send it.
+    AdmittedSend { slot: u32 },
+}
+
+/// What the server answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// 200.
+    Success,
+    /// 503: the queue was full.
+    Overloaded,
+    /// 429: the rate limiter had no token.
+    Throttled,
+    /// 502 after service: a transient failure.
+    TransientError,
+    /// 400 after service, with a body saying an upstream is temporarily unavailable.
+    DisguisedTransient,
+    /// 422 after service: permanent.
+    Permanent,
+    /// The connection was reset: no status.
+    ConnectionReset,
+}
+
+impl Outcome {
+    /// A short name for traces.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Success => "success",
+            Outcome::Overloaded => "overloaded",
+            Outcome::Throttled => "throttled",
+            Outcome::TransientError => "transient-error",
+            Outcome::DisguisedTransient => "disguised-transient",
+            Outcome::Permanent => "permanent-error",
+            Outcome::ConnectionReset => "connection-reset",
+        }
+    }
+
+    /// The response as a client's classifier sees it.
+    pub fn response(self) -> Response {
+        let (status, transient_body) = match self {
+            Outcome::Success => (200, false),
+            Outcome::Overloaded => (503, true),
+            Outcome::Throttled => (429, true),
+            Outcome::TransientError => (502, true),
+            Outcome::DisguisedTransient => (400, true),
+            Outcome::Permanent => (422, false),
+            Outcome::ConnectionReset => (0, false),
+        };
+        Response { status, transient_body }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Request {
+    client: u32,
+    sent_at: SimTime,
+    /// The token of the attempt the client waits for; 0 while it sleeps and once it is done.
+    token: u32,
+    failed_attempts: u32,
+    memory: BackoffMemory,
+    measured: bool,
+    /// The client still wants an answer.
+    open: bool,
+    /// Attempts on their way to, or held by, the server. The slot is reused only when this is 0 and the client
+    /// is done, so the server can always tell which request an attempt belongs to.
+    at_server: u32,
+    /// Times the server applied this request's side effect.
+    applied: u32,
+    /// The limiter's permit for the attempt in flight (`None` for a first try).
+    permit: Option<Permit>,
+    /// With `on_timeout = "cancel"`: the token of this request's attempt waiting in the queue (0: none). A
+    /// request has at most one such attempt, because its timeout cancels it before a retry is sent.
+    queued_token: u32,
+    /// The backoff slept before the attempt in flight (for traces).
+    slept: SimDuration,
+}
+
+struct ServerRun<'a> {
+    config: &'a ServerConfig,
+    rng: SimRng,
+    requests: Vec<Request>,
+    free_slots: Vec<u32>,
+    next_token: u32,
+    queue: VecDeque<(u32, u32, SimTime)>,
+    /// Queue entries whose attempts were cancelled (`on_timeout = "cancel"`); they leave when they reach the front.
+    dead_entries: usize,
+    busy: u32,
+    busy_nanos: f64,
+    limiter: Option<TokenBucket>,
+    timeline: [BucketCounter; series::COUNTED],
+    queue_levels: BucketMax,
+    /// Prompt successes (within `good_within`) counted in the bucket their request was first sent in: the share
+    /// of each bucket's offered work that was done in good time, for `recovery_ms`.
+    succeeded_by_send: BucketCounter,
+    /// The last time anything happened (a timer for an attempt already answered does not count).
+    last_activity: SimTime,
+    latency: LatencyHistogram,
+    wait_nanos: f64,
+    waits: u64,
+    counts: Counts,
+    /// The client fleet's retry limiter (the server's own rate limiter is `limiter`).
+    retry_limiter: Option<Limiter>,
+    /// The uniform draws handed to the limiter's admission, from a stream of their own so that runs without a
+    /// probabilistic limiter draw exactly what they drew before admission existed.
+    admission_rng: SimRng,
+    /// Spans per attempt, when tracing.
+    tracer: Option<Tracer>,
+}
+
+#[derive(Default)]
+struct Counts {
+    refused: u64,
+    rejected_locally: u64,
+    calls: u64,
+    requests: u64,
+    retries: u64,
+    succeeded: u64,
+    gave_up: u64,
+    failed_permanently: u64,
+    timeouts: u64,
+    rejected: u64,
+    throttled: u64,
+    server_errors: u64,
+    duplicates: u64,
+    deduplicated: u64,
+    measured_successes: u64,
+}
+
+impl<'a> ServerRun<'a> {
+    fn new(config: &'a ServerConfig, seed: u64, bucket: SimDuration) -> Self {
+        /// Tells the admission stream's seed apart from the main one.
+        const ADMISSION_STREAM: u64 = 0x6164_6d69_7373_696f;
+        ServerRun {
+            config,
+            rng: sim_rng(seed),
+            requests: Vec::with_capacity(1024),
+            free_slots: Vec::with_capacity(1024),
+            next_token: 1,
+            queue: VecDeque::with_capacity(1024),
+            dead_entries: 0,
+            busy: 0,
+            busy_nanos: 0.0,
+            limiter: config.rate_limit.map(|(rate, burst)| TokenBucket::new(rate, burst)),
+            timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
+            queue_levels: BucketMax::new(bucket),
+            succeeded_by_send: BucketCounter::new(bucket),
+            last_activity: SimTime::ZERO,
+            latency: LatencyHistogram::default(),
+            wait_nanos: 0.0,
+            waits: 0,
+            counts: Counts::default(),
+            retry_limiter: config.limiter.clone(),
+            admission_rng: sim_rng(mix64(seed ^ ADMISSION_STREAM)),
+            tracer: None,
+        }
+    }
+
+    /// `on_timeout = "cancel"`: a timed-out attempt's queued work is dropped.
+    fn cancels_on_timeout(&self) -> bool {
+        self.config.on_timeout == OnTimeout::Cancel
+    }
+
+    /// The next open-loop arrival after `now`, or `None` once arrivals stop at `duration`.
+    fn next_arrival_after(&mut self, now: SimTime) -> Option<SimTime> {
+        let Arrivals::Open { schedule } = &self.config.workload.arrivals else { return None };
+        schedule.next_arrival_after(now, self.config.workload.duration, &mut self.rng)
+    }
+
+    fn open_request(&mut self, client: u32, now: SimTime) -> u32 {
+        let request =
+            Request { client, sent_at: now, measured: now >= self.config.workload.warmup, open: true, ..Request::default() };
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.requests[slot as usize] = request;
+                slot
+            }
+            None => {
+                self.requests.push(request);
+                (self.requests.len() - 1) as u32
+            }
+        };
+        self.counts.requests += 1;
+        self.timeline[series::OFFERED].record(now);
+        slot
+    }
+
+    /// The client wants to send an attempt of `slot`: its limiter admits it (send now or after a wait) or
+    /// rejects it, in which case the attempt fails locally and the retry policy decides what next.
+    fn send_attempt(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        if let Some(limiter) = &mut self.retry_limiter {
+            let draw = self.admission_rng.random::<f64>();
+            match limiter.admit(scheduler.now(), draw) {
+                Admission::Send => {}
+                Admission::Wait(wait) => return scheduler.schedule_in(wait, ServerEvent::AdmittedSend { slot }),
+                Admission::Reject => {
+                    self.counts.rejected_locally += 1;
+                    self.requests[slot as usize].failed_attempts += 1;
+                    return self.retry_or_give_up(slot, None, false, scheduler);
+                }
+            }
+        }
+        self.dispatch(slot, scheduler);
+    }
+
+    /// An admitted attempt leaves the client.
+    fn dispatch(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        let is_retry = self.requests[slot as usize].failed_attempts > 0;
+        self.counts.retries += u64::from(is_retry);
+        if let Some(limiter) = &mut self.retry_limiter {
+            limiter.on_send(scheduler.now(), is_retry);
+        }
+        let token = self.next_token;
+        self.next_token = self.next_token.wrapping_add(1).max(1);
+        let request = &mut self.requests[slot as usize];
+        request.token = token;
+        request.at_server += 1;
+        if let Some(tracer) = &mut self.tracer {
+            tracer.begin(request.client, scheduler.now(), request.slept);
+        }
+        let delay = self.config.network.sample(&mut self.rng);
+        scheduler.schedule_in(delay, ServerEvent::AttemptArrives { slot, token });
+        if let Some(timeout) = self.config.timeout {
+            scheduler.schedule_in(timeout, ServerEvent::Timeout { slot, token });
+        }
+    }
+
+    /// The server is done with an attempt: it answers, and forgets the attempt.
+    fn answer(
+        &mut self,
+        slot: u32,
+        token: u32,
+        outcome: Outcome,
+        retry_after: Option<SimDuration>,
+        scheduler: &mut Scheduler<ServerEvent>,
+    ) {
+        let retry_after_us = retry_after.map_or(0, |d| d.min(MAX_RETRY_AFTER).as_nanos().div_ceil(1_000).max(1) as u32);
+        let delay = self.config.network.sample(&mut self.rng);
+        scheduler.schedule_in(delay, ServerEvent::Answer { slot, token, outcome, retry_after_us });
+        self.leave_server(slot);
+    }
+
+    /// Attempts waiting in the queue, cancelled ones left out.
+    fn live_queue(&self) -> usize {
+        self.queue.len() - self.dead_entries
+    }
+
+    fn leave_server(&mut self, slot: u32) {
+        let request = &mut self.requests[slot as usize];
+        request.at_server -= 1;
+        if !request.open && request.at_server == 0 {
+            self.free_slots.push(slot);
+        }
+    }
+
+    fn start_service(&mut self, slot: u32, token: u32, queued_at: SimTime, scheduler: &mut Scheduler<ServerEvent>) {
+        let now = scheduler.now();
+        self.busy += 1;
+        if queued_at >= self.config.workload.warmup {
+            self.wait_nanos += (now - queued_at).as_nanos_f64();
+            self.waits += 1;
+        }
+        let base = self.config.service.sample_nanos(&mut self.rng);
+        let load = self.config.latency_per_request.as_nanos_f64() * f64::from(self.busy);
+        let slowdown = match self.config.faults.at(now) {
+            Some(FaultKind::Slowdown(factor)) => factor,
+            _ => 1.0,
+        };
+        let service = SimDuration::from_nanos_f64((base + load) * slowdown);
+        self.busy_nanos += service.as_nanos_f64();
+        scheduler.schedule_in(service, ServerEvent::ServiceDone { slot, token });
+    }
+
+    /// The answer of a served attempt, drawn from the error probabilities.
+    fn served_outcome(&mut self) -> Outcome {
+        let [transient, disguised, permanent] = self.config.error_probabilities;
+        if transient + disguised + permanent == 0.0 {
+            return Outcome::Success;
+        }
+        let draw = self.rng.random::<f64>();
+        if draw < transient {
+            Outcome::TransientError
+        } else if draw < transient + disguised {
+            Outcome::DisguisedTransient
+        } else if draw < transient + disguised + permanent {
+            Outcome::Permanent
+        } else {
+            Outcome::Success
+        }
+    }
+
+    /// True while `token` is the attempt the request in `slot` waits for.
+    fn is_current(&self, slot: u32, token: u32) -> bool {
+        self.requests.get(slot as usize).is_some_and(|request| request.open && request.token == token)
+    }
+
+    fn close_request(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        let request = &mut self.requests[slot as usize];
+        request.open = false;
+        request.token = 0;
+        let client = request.client;
+        if request.at_server == 0 {
+            self.free_slots.push(slot);
+        }
+        if let Arrivals::Closed { think_time, .. } = &self.config.workload.arrivals {
+            let think = think_time.sample(&mut self.rng);
+            if scheduler.now() + think < self.config.workload.duration {
+                scheduler.schedule_in(think, ServerEvent::NewRequest { client });
+            }
+        }
+    }
+
+    /// Tells the limiter how the attempt in flight of `slot` ended (`outcome` is one of the `Outcome`
+    /// constructors, given the attempt's permit).
+    fn record_outcome(&mut self, slot: u32, outcome: fn(Option<Permit>) -> CallOutcome, now: SimTime) -> CallOutcome {
+        let outcome = outcome(self.requests[slot as usize].permit);
+        if let Some(limiter) = &mut self.retry_limiter {
+            limiter.record(now, outcome);
+        }
+        outcome
+    }
+
+    /// The attempt in flight of `slot` failed with a retryable `outcome`: report it, then retry or give up.
+    fn attempt_failed(
+        &mut self,
+        slot: u32,
+        hint: Option<SimDuration>,
+        outcome: fn(Option<Permit>) -> CallOutcome,
+        scheduler: &mut Scheduler<ServerEvent>,
+    ) {
+        let now = scheduler.now();
+        let timed_out = self.record_outcome(slot, outcome, now).timed_out;
+        let request = &mut self.requests[slot as usize];
+        request.token = 0;
+        request.failed_attempts += 1;
+        self.retry_or_give_up(slot, hint, timed_out, scheduler);
+    }
+
+    /// After a failed attempt (`failed_attempts` already counts it): ask the retry policy, then the limiter.
+    fn retry_or_give_up(
+        &mut self,
+        slot: u32,
+        hint: Option<SimDuration>,
+        timed_out: bool,
+        scheduler: &mut Scheduler<ServerEvent>,
+    ) {
+        let now = scheduler.now();
+        let request = &mut self.requests[slot as usize];
+        let elapsed = now - request.sent_at;
+        let mut decision =
+            self.config.retry.after_failure(request.failed_attempts, elapsed, hint, &mut request.memory, &mut self.rng);
+        if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, &mut self.retry_limiter) {
+            match limiter.acquire_retry(now, timed_out) {
+                Some(permit) => self.requests[slot as usize].permit = Some(permit),
+                None => {
+                    self.counts.refused += 1;
+                    decision = RetryDecision::GiveUp(crate::policy::GiveUpReason::AttemptsExhausted);
+                }
+            }
+        }
+        match decision {
+            RetryDecision::RetryAfter(sleep) => {
+                self.requests[slot as usize].slept = sleep;
+                scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot })
+            }
+            RetryDecision::GiveUp(_) => {
+                self.counts.gave_up += 1;
+                self.close_request(slot, scheduler);
+            }
+        }
+    }
+
+    fn succeed(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        let now = scheduler.now();
+        let request = self.requests[slot as usize];
+        self.counts.succeeded += 1;
+        self.timeline[series::GOODPUT].record(now);
+        if now - request.sent_at <= self.config.good_within {
+            self.succeeded_by_send.record(request.sent_at);
+        }
+        if request.measured {
+            self.latency.record(now - request.sent_at);
+        }
+        let in_window = self.config.workload.arrivals.is_burst() || now <= self.config.workload.duration;
+        if now >= self.config.workload.warmup && in_window {
+            self.counts.measured_successes += 1;
+        }
+        self.close_request(slot, scheduler);
+    }
+
+    fn finish(self, events: u64, end: SimTime) -> RunOutput {
+        let counts = &self.counts;
+        let ms = |nanos: f64| nanos / 1e6;
+        let ratio = |a: u64, b: u64| if b == 0 { f64::NAN } else { a as f64 / b as f64 };
+        let mut metrics = vec![0.0; metric::COUNT];
+        metrics[metric::CALLS] = counts.calls as f64;
+        metrics[metric::REQUESTS] = counts.requests as f64;
+        metrics[metric::RETRIES] = counts.retries as f64;
+        metrics[metric::SUCCEEDED] = counts.succeeded as f64;
+        metrics[metric::GAVE_UP] = counts.gave_up as f64;
+        metrics[metric::FAILED_PERMANENTLY] = counts.failed_permanently as f64;
+        metrics[metric::SUCCESS_RATE] =
+            ratio(counts.succeeded, counts.succeeded + counts.gave_up + counts.failed_permanently);
+        metrics[metric::TIMEOUTS] = counts.timeouts as f64;
+        metrics[metric::REJECTED] = counts.rejected as f64;
+        metrics[metric::THROTTLED] = counts.throttled as f64;
+        metrics[metric::SERVER_ERRORS] = counts.server_errors as f64;
+        metrics[metric::DUPLICATES] = counts.duplicates as f64;
+        metrics[metric::DEDUPLICATED] = counts.deduplicated as f64;
+        metrics[metric::REFUSED] = counts.refused as f64;
+        metrics[metric::REJECTED_LOCALLY] = counts.rejected_locally as f64;
+        metrics[metric::AMPLIFICATION] = ratio(counts.calls, counts.requests);
+        metrics[metric::LATENCY_MEAN_MS] = ms(self.latency.mean_nanos());
+        for (index, q) in [
+            (metric::LATENCY_P50_MS, 0.5),
+            (metric::LATENCY_P90_MS, 0.9),
+            (metric::LATENCY_P99_MS, 0.99),
+            (metric::LATENCY_P999_MS, 0.999),
+        ] {
+            metrics[index] = ms(self.latency.quantile_nanos(q));
+        }
+        metrics[metric::WAIT_MEAN_MS] = if self.waits == 0 { f64::NAN } else { ms(self.wait_nanos / self.waits as f64) };
+        let end_nanos = end.as_nanos() as f64;
+        metrics[metric::UTILISATION] = match self.config.workers {
+            Some(workers) if end_nanos > 0.0 => self.busy_nanos / (f64::from(workers) * end_nanos),
+            _ => f64::NAN,
+        };
+        let window_end = if self.config.workload.arrivals.is_burst() { end } else { self.config.workload.duration };
+        let window_nanos = (window_end - self.config.workload.warmup).as_nanos() as f64;
+        metrics[metric::GOODPUT_RPS] =
+            if window_nanos > 0.0 { counts.measured_successes as f64 / (window_nanos / 1e9) } else { f64::NAN };
+        metrics[metric::COMPLETION_MS] = end.as_millis_f64();
+        metrics[metric::PEAK_CALLS_PER_BUCKET] = f64::from(self.timeline[series::CALLS].peak());
+        metrics[metric::PEAK_TO_MEAN] = self.timeline[series::CALLS].peak_to_mean();
+        metrics[metric::EVENTS] = events as f64;
+        let (recovery_ms, recovered) = self.recovery();
+        metrics[metric::RECOVERY_MS] = recovery_ms;
+        metrics[metric::RECOVERED] = recovered;
+        let counted = self.timeline.iter().map(|counter| counter.counts().len()).max().unwrap_or(0);
+        let buckets = counted.max(self.queue_levels.maxima().len());
+        let mut timeline = vec![0.0; buckets * series::COUNT];
+        for (series_index, counter) in self.timeline.iter().enumerate() {
+            for (bucket, &count) in counter.counts().iter().enumerate() {
+                timeline[bucket * series::COUNT + series_index] = f64::from(count);
+            }
+        }
+        for (bucket, &level) in self.queue_levels.maxima().iter().enumerate() {
+            timeline[bucket * series::COUNT + series::QUEUE_MAX] = f64::from(level);
+        }
+        let mut highlights: Vec<(SimTime, SimTime)> =
+            self.config.faults.windows().iter().map(|window| (window.start, window.end)).collect();
+        if let (Some(start), Some(end)) = (self.config.trigger_start, self.config.trigger_end)
+            && !highlights.contains(&(start, end))
+        {
+            highlights.push((start, end));
+        }
+        let spans = self.tracer.map(|t| t.spans).unwrap_or_default();
+        RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights, spans }
+    }
+
+    /// `(recovery_ms, recovered)`: the first bucket from which goodput stays ≥ 90% of the offered load in every
+    /// bucket that ends before new requests stop, measured from the trigger's end. A bucket's goodput here is
+    /// the work offered in that bucket that succeeded within `good_within`, so a healthy bucket scores about
+    /// 100% whatever the Poisson noise in how many arrived. NaN and 0 when it never recovers; NaN and NaN when there is no
+    /// trigger or the workload is a burst (which offers nothing after t = 0).
+    fn recovery(&self) -> (f64, f64) {
+        let Some(trigger_end) = self.config.trigger_end else { return (f64::NAN, f64::NAN) };
+        if self.config.workload.arrivals.is_burst() {
+            return (f64::NAN, f64::NAN);
+        }
+        let width = self.timeline[series::CALLS].width().as_nanos();
+        let first = trigger_end.as_nanos().div_ceil(width) as usize;
+        let end = (self.config.workload.duration.as_nanos() / width) as usize;
+        let count = |series_index: usize, bucket: usize| {
+            f64::from(self.timeline[series_index].counts().get(bucket).copied().unwrap_or(0))
+        };
+        let done = |bucket: usize| f64::from(self.succeeded_by_send.counts().get(bucket).copied().unwrap_or(0));
+        let healthy = |bucket: usize| done(bucket) >= 0.9 * count(series::OFFERED, bucket);
+        if first >= end {
+            // The trigger outlasts the arrivals: there is nothing after it to recover in.
+            return (f64::NAN, f64::NAN);
+        }
+        let mut since = end;
+        while since > first && healthy(since - 1) {
+            since -= 1;
+        }
+        if since == end && end > first {
+            return (f64::NAN, 0.0);
+        }
+        let recovered_at = SimTime::from_nanos(since as u64 * width);
+        ((recovered_at.saturating_since(trigger_end)).as_millis_f64(), 1.0)
+    }
+}
+
+impl Model for ServerRun<'_> {
+    type Event = ServerEvent;
+
+    fn handle(&mut self, event: ServerEvent, scheduler: &mut Scheduler<ServerEvent>) {
+        let now = scheduler.now();
+        let stale = match event {
+            ServerEvent::Answer { slot, token, .. } | ServerEvent::Timeout { slot, token } => !self.is_current(slot, token),
+            _ => false,
+        };
+        if !stale {
+            self.last_activity = now;
+        }
+        match event {
+            ServerEvent::NewRequest { client } => {
+                let slot = self.open_request(client, now);
+                self.send_attempt(slot, scheduler);
+            }
+            ServerEvent::OpenArrival => {
+                // Open-loop requests have no client of their own: each traces as its own owner.
+                let owner = self.counts.requests as u32;
+                let slot = self.open_request(owner, now);
+                self.send_attempt(slot, scheduler);
+                if let Some(next) = self.next_arrival_after(now) {
+                    scheduler.schedule_at(next, ServerEvent::OpenArrival);
+                }
+            }
+            ServerEvent::AttemptArrives { slot, token } => {
+                self.counts.calls += 1;
+                self.timeline[series::CALLS].record(now);
+                if self.cancels_on_timeout() && !self.is_current(slot, token) {
+                    // The client cancelled this attempt while it was on its way.
+                    return self.leave_server(slot);
+                }
+                match self.config.faults.at(now) {
+                    Some(FaultKind::BlackHole) => return self.leave_server(slot),
+                    Some(FaultKind::FailFast) => {
+                        self.counts.rejected += 1;
+                        return self.answer(slot, token, Outcome::Overloaded, None, scheduler);
+                    }
+                    Some(FaultKind::Reset) => {
+                        self.counts.rejected += 1;
+                        return self.answer(slot, token, Outcome::ConnectionReset, None, scheduler);
+                    }
+                    _ => {}
+                }
+                if let Some(Err(wait)) = self.limiter.as_mut().map(|bucket| bucket.try_take(now)) {
+                    self.counts.throttled += 1;
+                    self.answer(slot, token, Outcome::Throttled, Some(wait), scheduler);
+                } else if self.config.workers.is_none_or(|workers| self.busy < workers) {
+                    self.start_service(slot, token, now, scheduler);
+                } else if self.config.queue_limit.is_none_or(|limit| (self.live_queue() as u64) < limit) {
+                    self.queue.push_back((slot, token, now));
+                    self.requests[slot as usize].queued_token = token;
+                    self.queue_levels.record(now, self.live_queue() as u32);
+                } else {
+                    self.counts.rejected += 1;
+                    self.answer(slot, token, Outcome::Overloaded, self.config.overload_retry_after, scheduler);
+                }
+            }
+            ServerEvent::ServiceDone { slot, token } => {
+                self.busy -= 1;
+                let outcome = self.served_outcome();
+                match outcome {
+                    Outcome::Success => {
+                        let request = &mut self.requests[slot as usize];
+                        request.applied += 1;
+                        if request.applied > 1 {
+                            if self.config.idempotency_keys {
+                                self.counts.deduplicated += 1;
+                            } else {
+                                self.counts.duplicates += 1;
+                            }
+                        }
+                    }
+                    Outcome::TransientError | Outcome::DisguisedTransient => self.counts.server_errors += 1,
+                    _ => {}
+                }
+                self.answer(slot, token, outcome, None, scheduler);
+                while let Some((next_slot, next_token, queued_at)) = self.queue.pop_front() {
+                    if self.cancels_on_timeout() {
+                        let request = &mut self.requests[next_slot as usize];
+                        if request.queued_token != next_token {
+                            // Cancelled at its timeout; it already left the server then.
+                            self.dead_entries -= 1;
+                            continue;
+                        }
+                        request.queued_token = 0;
+                    }
+                    self.start_service(next_slot, next_token, queued_at, scheduler);
+                    break;
+                }
+                self.queue_levels.record(now, self.live_queue() as u32);
+            }
+            ServerEvent::Answer { slot, token, outcome, retry_after_us } => {
+                if !self.is_current(slot, token) {
+                    return;
+                }
+                if let Some(tracer) = &mut self.tracer {
+                    let request = &self.requests[slot as usize];
+                    let name = if outcome == Outcome::Success { "success" } else { outcome.name() };
+                    let status = outcome.response().status;
+                    tracer.end(request.client, now, request.failed_attempts + 1, name, status);
+                }
+                if outcome == Outcome::Success {
+                    self.record_outcome(slot, CallOutcome::success, now);
+                    self.succeed(slot, scheduler);
+                } else if self.config.classifier.is_retryable(outcome.response()) {
+                    let hint = (retry_after_us > 0).then(|| SimDuration::from_micros(u64::from(retry_after_us)));
+                    let failure = if outcome == Outcome::Throttled { CallOutcome::throttled } else { CallOutcome::failure };
+                    self.attempt_failed(slot, hint, failure, scheduler);
+                } else {
+                    self.record_outcome(slot, CallOutcome::failure, now);
+                    self.counts.failed_permanently += 1;
+                    self.close_request(slot, scheduler);
+                }
+            }
+            ServerEvent::Timeout { slot, token } => {
+                if self.is_current(slot, token) {
+                    self.counts.timeouts += 1;
+                    if let Some(tracer) = &mut self.tracer {
+                        let request = &self.requests[slot as usize];
+                        tracer.end(request.client, now, request.failed_attempts + 1, "timeout", 0);
+                    }
+                    if self.cancels_on_timeout() && self.requests[slot as usize].queued_token == token {
+                        self.requests[slot as usize].queued_token = 0;
+                        self.dead_entries += 1;
+                        self.leave_server(slot);
+                        self.queue_levels.record(now, self.live_queue() as u32);
+                    }
+                    self.attempt_failed(slot, None, CallOutcome::timeout, scheduler);
+                }
+            }
+            ServerEvent::RetryDue { slot } => self.send_attempt(slot, scheduler),
+            ServerEvent::AdmittedSend { slot } => self.dispatch(slot, scheduler),
+        }
+    }
+}
+
