@@ -5,6 +5,7 @@ mod aws_claims;
 mod cli;
 mod common;
 mod determinism;
+mod docs;
 mod queueing_theory;
 mod report_html;
 mod shard;
