@@ -217,7 +217,7 @@ mod tests {
 
     #[test]
     fn without_hedging_a_request_is_slow_if_any_of_its_100_leaves_is() {
-        // ANCHORS.md, Tail at Scale: 1 − 0.99^100 = 63.4%.
+        // docs/references.md#the-tail-at-scale: 1 − 0.99^100 = 63.4%.
         let slow = estimate(&[], metric::SLOW_FRACTION);
         let expected = 1.0 - 0.99_f64.powi(100);
         let ci99 = slow.ci95 / t_975(19) * 2.860935;

@@ -1,4 +1,4 @@
-//! The published claims of the AWS 2015 study (ANCHORS.md, "The AWS study"), checked on a smaller run of
+//! The published claims of the AWS 2015 study (docs/references.md#the-aws-2015-study), checked on a smaller run of
 //! `scenarios/aws-jitter-2015.toml` (clients 50 and 100, 30 replicates). Each comparison must hold beyond the
 //! 95% confidence intervals of both sides, not just on the means.
 

@@ -1,4 +1,4 @@
-//! With retries off, the server model must behave as queueing theory says (ANCHORS.md, "Queues").
+//! With retries off, the server model must behave as queueing theory says (docs/references.md#queues).
 //!
 //! Each test runs independent replicates, takes the mean of the per-replicate estimates and its confidence
 //! interval, and asserts (1) that the theoretical value lies inside the 99% interval and (2) that the interval is
@@ -67,7 +67,7 @@ max_attempts = 1
 
 #[test]
 fn mm1_response_and_wait_times() {
-    // M/M/1, λ = 0.8, μ = 1: W = 5.0, Wq = 4.0 (ANCHORS.md). 40 × 20,000 s ≈ 640,000 customers.
+    // M/M/1, λ = 0.8, μ = 1: W = 5.0, Wq = 4.0. 40 × 20,000 s ≈ 640,000 customers.
     let found = estimates(&open_queue(1, 0.8, "exponential", 20_500), &["latency_mean_ms", "wait_mean_ms"]);
     assert_matches("M/M/1 W (ms)", found[0], 5_000.0, 0.03);
     assert_matches("M/M/1 Wq (ms)", found[1], 4_000.0, 0.035);
@@ -75,7 +75,7 @@ fn mm1_response_and_wait_times() {
 
 #[test]
 fn mmc_wait_time() {
-    // M/M/4, λ = 3.2, μ = 1: Erlang C = 0.596432, Wq = C/(cμ − λ) = 0.745541 (ANCHORS.md).
+    // M/M/4, λ = 3.2, μ = 1: Erlang C = 0.596432, Wq = C/(cμ − λ) = 0.745541.
     let found = estimates(&open_queue(4, 3.2, "exponential", 6_500), &["wait_mean_ms", "latency_mean_ms"]);
     assert_matches("M/M/4 Wq (ms)", found[0], 745.541, 0.04);
     assert_matches("M/M/4 W (ms)", found[1], 1_745.541, 0.02);
@@ -83,7 +83,7 @@ fn mmc_wait_time() {
 
 #[test]
 fn md1_wait_time() {
-    // M/D/1, λ = 0.8, service 1: Wq = ρ/(2μ(1 − ρ)) = 2.0, W = 3.0 (ANCHORS.md).
+    // M/D/1, λ = 0.8, service 1: Wq = ρ/(2μ(1 − ρ)) = 2.0, W = 3.0.
     let found = estimates(&open_queue(1, 0.8, "constant", 10_500), &["wait_mean_ms", "latency_mean_ms"]);
     assert_matches("M/D/1 Wq (ms)", found[0], 2_000.0, 0.03);
     assert_matches("M/D/1 W (ms)", found[1], 3_000.0, 0.02);

@@ -1,4 +1,4 @@
-//! The shared channel against its anchors (ANCHORS.md, "Shared channel"). Each estimate comes from independent
+//! The shared channel against its anchors (docs/references.md#shared-channel). Each estimate comes from independent
 //! replicates; the analytic value must lie inside the 99% confidence interval, and the 95% interval must be
 //! tighter than the stated tolerance.
 

@@ -1,7 +1,7 @@
 //! A call graph of services that each retry: user → layer 1 → … → the bottom. Every caller (the user's client
 //! and each layer that calls others) may retry its calls to the layers below; a layer that finally fails
 //! reports the failure to its own caller, which may retry in turn, so attempts multiply: with A attempts per
-//! caller and a hard-down bottom, the bottom sees A^L calls per user request (ANCHORS.md, "Retry
+//! caller and a hard-down bottom, the bottom sees A^L calls per user request (docs/references.md, "Retry
 //! amplification").
 //!
 //! Without `[layer.*]` tables the graph is a uniform chain of `layers` services. With them, each table is one

@@ -23,7 +23,7 @@ fn metrics(changes: &[(&str, Value)], seed: u64) -> Vec<f64> {
 
 #[test]
 fn a_hard_down_bottom_sees_a_to_the_l_calls_per_request() {
-    // ANCHORS.md: 3 layers × 3 attempts = 27; 4^3 = 64; 3^5 = 243; all layers together Σ A^i.
+    // docs/references.md#retry-amplification: 3 layers × 3 attempts = 27; 4^3 = 64; 3^5 = 243; all layers together Σ A^i.
     for (layers, attempts) in [(3_i64, 3_i64), (3, 4), (5, 3), (1, 2)] {
         let m = metrics(
             &[("layers", Value::Count(layers)), ("attempts", Value::Count(attempts)), ("requests", Value::Count(50))],
@@ -82,7 +82,7 @@ fn independent_failures_give_the_geometric_load_and_success() {
 
 #[test]
 fn a_budget_of_b_per_layer_amplifies_by_one_plus_b_per_layer() {
-    // ANCHORS.md: budget b at p = 1 gives (1 + b)^L.
+    // docs/references.md#retry-amplification: budget b at p = 1 gives (1 + b)^L.
     let m = metrics(
         &[
             ("layers", Value::Count(3)),
@@ -198,7 +198,7 @@ fanout = 10
 
 #[test]
 fn a_service_with_one_worker_is_an_m_m_1_queue() {
-    // ANCHORS.md, queues: λ = 0.8, μ = 1 per ms: the response time is exponential with mean 5 ms, so its
+    // docs/references.md#queues: λ = 0.8, μ = 1 per ms: the response time is exponential with mean 5 ms, so its
     // median is 5·ln 2 = 3.466 ms and its 99th percentile 5·ln 100 = 23.03 ms (zero network delay).
     let text = r#"
 schema_version = 1

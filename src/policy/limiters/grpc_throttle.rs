@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn from_full_tokens_at_total_failure_retries_stop_after_exactly_five_failed_calls() {
-        // ANCHORS.md: maxTokens 10, tokenRatio 0.1; retries allowed while tokens > 5.
+        // docs/references.md#retry-limiters-as-shipped: maxTokens 10, tokenRatio 0.1; retries allowed while tokens > 5.
         let mut throttle = GrpcThrottle::new(10.0, 0.1);
         let mut failed_calls = 0;
         while throttle.acquire_retry(SimTime::ZERO, false).is_some() {

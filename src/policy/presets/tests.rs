@@ -1,5 +1,5 @@
-//! Preset tests: registration, and each preset's schedule against the anchors of ANCHORS.md ("Retry limiters as
-//! shipped"), with attempt numbering n = 1 for the first retry.
+//! Preset tests: registration, and each preset's schedule against its sources (docs/references.md, "Retry
+//! limiters as shipped"), with attempt numbering n = 1 for the first retry.
 
 use super::*;
 use crate::policy::limiters::LimiterKind;
