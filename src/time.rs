@@ -21,6 +21,8 @@ pub struct SimDuration(u64);
 impl SimTime {
     /// The start of every run.
     pub const ZERO: SimTime = SimTime(0);
+    /// The end of time (584 years on): an open end no run reaches.
+    pub const MAX: SimTime = SimTime(u64::MAX);
 
     pub const fn from_nanos(nanos: u64) -> Self {
         SimTime(nanos)

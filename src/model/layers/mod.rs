@@ -31,6 +31,7 @@ use crate::policy::limiters::{Limiter, LimiterKind};
 use crate::policy::presets;
 use crate::policy::{Hedge, RetryAfterPolicy, RetryPolicy};
 use crate::time::SimDuration;
+use crate::workload::RateSchedule;
 
 /// The layered-services model (scenario `kind = "layers"`).
 pub struct Layers;
@@ -317,7 +318,8 @@ pub struct LayersConfig {
     pub clients: usize,
     pub hop: TimeDistribution,
     pub requests: u64,
-    pub rate_per_nano: f64,
+    /// User requests arrive as a Poisson stream at this (constant) rate.
+    pub arrivals: RateSchedule,
 }
 
 impl LayersConfig {
@@ -426,7 +428,7 @@ impl SimModel for Layers {
             clients: point.count("clients")? as usize,
             hop: TimeDistribution::network(point)?,
             requests: point.count("requests")? as u64,
-            rate_per_nano: rate / 1e9,
+            arrivals: RateSchedule::constant(rate),
         })
     }
 

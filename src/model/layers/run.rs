@@ -770,9 +770,10 @@ impl Model for LayersRun<'_> {
                 self.issued += 1;
                 let call = self.new_call(NONE, 0, 0, scheduler.now());
                 self.send(call, Kind::First, scheduler);
-                if self.issued < self.config.requests {
-                    let gap = -(1.0 - self.rng.random::<f64>()).ln() / self.config.rate_per_nano;
-                    scheduler.schedule_in(SimDuration::from_nanos_f64(gap), LayerEvent::UserRequest);
+                if self.issued < self.config.requests
+                    && let Some(next) = self.config.arrivals.next_arrival_after(scheduler.now(), SimTime::MAX, &mut self.rng)
+                {
+                    scheduler.schedule_at(next, LayerEvent::UserRequest);
                 }
             }
             LayerEvent::Arrives { job } => self.arrive(job, scheduler),
