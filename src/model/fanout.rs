@@ -119,7 +119,7 @@ impl SimModel for Fanout {
         let (mut calls, mut hedges, mut slow) = (0_u64, 0_u64, 0_u64);
         let mut delay = match config.hedge {
             Hedge::Fixed(delay) => Some(delay),
-            _ => None,
+            Hedge::Off | Hedge::Percentile(_) => None,
         };
         let mut truncated = false;
         let mut spans = Vec::new();

@@ -402,7 +402,7 @@ impl<'a> LayersRun<'a> {
         match config.faults.at(scheduler.now()) {
             Some(FaultKind::FailFast | FaultKind::Reset) => return self.respond(job, Status::Failed, scheduler),
             Some(FaultKind::BlackHole) => return self.free_job(job),
-            _ => {}
+            None | Some(FaultKind::Slowdown(_)) => {}
         }
         if config.workers == 0 || self.busy[service] < config.workers {
             self.busy[service] += 1;

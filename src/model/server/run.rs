@@ -334,7 +334,7 @@ impl<'a> ServerRun<'a> {
         let load = self.config.latency_per_request.as_nanos_f64() * f64::from(self.busy);
         let slowdown = match self.config.faults.at(now) {
             Some(FaultKind::Slowdown(factor)) => factor,
-            _ => 1.0,
+            None | Some(FaultKind::FailFast | FaultKind::Reset | FaultKind::BlackHole) => 1.0,
         };
         let service = SimDuration::from_nanos_f64((base + load) * slowdown);
         self.busy_nanos += service.as_nanos_f64();
@@ -605,7 +605,7 @@ impl Model for ServerRun<'_> {
                         self.counts.rejected += 1;
                         return self.answer(slot, token, Outcome::ConnectionReset, None, scheduler);
                     }
-                    _ => {}
+                    None | Some(FaultKind::Slowdown(_)) => {}
                 }
                 if let Some(Err(wait)) = self.limiter.as_mut().map(|bucket| bucket.try_take(now)) {
                     self.counts.throttled += 1;

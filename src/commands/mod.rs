@@ -191,7 +191,7 @@ fn write_trace(
         ModelKind::Occ => "client",
         ModelKind::Channel => "station",
         ModelKind::Server if point_value(scenario, point, "kind").as_deref() != Some("open") => "client",
-        _ => "request",
+        ModelKind::Server | ModelKind::Layers | ModelKind::Fanout => "request",
     };
     let strategy = point_value(scenario, point, "strategy").unwrap_or_else(|| "-".into());
     let point_id = point.id();
