@@ -48,7 +48,8 @@ pub enum Command {
         /// Worker threads [default: all cores]. Results do not depend on it.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
-        /// Override a setting: KEY=VALUE, e.g. clients=50, client.base=10ms, 'sweep.clients=[10, 20]'.
+        /// Override any key of the scenario: KEY=VALUE, e.g. clients=50, client.base=10ms, 'sweep.clients=[10, 20]',
+        /// charts.timeline_until=25s, layer.db.workers=4 (repeatable; applied in order).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Print nothing but errors, and no progress bar.
@@ -109,9 +110,15 @@ pub enum Command {
         quiet: bool,
     },
     /// Check scenario files (every sweep point) without running them.
+    #[command(after_help = "Examples:\n  \
+        retrylab validate scenarios/*.toml\n  \
+        retrylab validate scenarios/metastable.toml --set 'rate=[500, 900]' --set charts.timeline_until=30s")]
     Validate {
         #[arg(required = true, value_name = "SCENARIO")]
         scenarios: Vec<PathBuf>,
+        /// Override a setting first, as `run --set` does: KEY=VALUE (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
     },
     /// List every backoff strategy with its formula, and the models with their parameters.
     Strategies,

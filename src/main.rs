@@ -38,7 +38,7 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
                 RunOptions { scenarios, out, seed, replicates, threads, set, quiet, show, trace, shard, resume };
             commands::run(&options, &mut stdout)
         }
-        cli::Command::Validate { scenarios } => commands::validate(&scenarios, &mut stdout),
+        cli::Command::Validate { scenarios, set } => commands::validate(&scenarios, &set, &mut stdout),
         cli::Command::Strategies => commands::strategies(&mut stdout),
         cli::Command::Show { dirs } => commands::show(&dirs, &View::for_stdout(), &mut stdout),
         cli::Command::Merge { dirs, out, quiet } => commands::merge(&dirs, out.as_deref(), quiet, &mut stdout),

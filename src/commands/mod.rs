@@ -240,8 +240,8 @@ fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {
 }
 
 /// `retrylab validate`: checks every scenario (and every sweep point) without running anything.
-pub fn validate(paths: &[PathBuf], stdout: &mut dyn Write) -> Result<(), Error> {
-    let options = RunOptions::default();
+pub fn validate(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) -> Result<(), Error> {
+    let options = RunOptions { set: set.to_vec(), ..RunOptions::default() };
     for path in paths {
         let (scenario, points) = prepare(path, &options)?;
         let _ = writeln!(

@@ -145,6 +145,26 @@ pub(crate) const ANY_LIMITER: &[&str] = &Hosts::AnyLimiter.limiter_names::<{ 2 +
 pub(crate) const LIMITERS_FOR_SHARED_CALLERS: &[&str] =
     &Hosts::SharedCallers.limiter_names::<{ 2 + Hosts::SharedCallers.limiter_count() }>();
 
+/// Why a model refuses a preset or limiter that exists (for the message that lists what it accepts).
+pub(crate) fn refusal_hint(key: &str, name: &str) -> Option<String> {
+    let one_process = "counts the starts of one process, and this model's callers handle many calls at once";
+    match key {
+        "strategy" => {
+            let Some(StrategyChoice::Preset(preset)) = StrategyChoice::from_name(name) else { return None };
+            let limiter = preset.limiter?;
+            Some(if limiter.one_process() {
+                format!("the {name} preset brings the {limiter} limiter, which {one_process}")
+            } else {
+                format!("the {name} preset brings the {limiter} retry limiter, which this model does not simulate")
+            })
+        }
+        "limiter" => LimiterKind::from_name(name)
+            .filter(|kind| kind.one_process())
+            .map(|_| format!("the {name} limiter {one_process}")),
+        _ => None,
+    }
+}
+
 /// `strategy`: a backoff formula, or a preset out of `choices`.
 pub(crate) const fn strategy(choices: &'static [&'static str], default: &'static str) -> ParamSpec {
     ParamSpec::new(

@@ -17,19 +17,24 @@
 //! name = "bars"                    # optional file stem (default bars)
 //! ```
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::SweepAxis;
 use super::locator::Locator;
 use super::parse::{as_table, find, unknown_key};
 use super::value::convert;
+use super::{ChartOptions, SweepAxis};
 use crate::error::InputError;
 use crate::model::ModelKind;
 use crate::params::Value;
+use crate::time::parse_duration;
 
+/// The keys of `[charts]`.
+pub(super) const CHART_KEYS: &[&str] =
+    &["x", "series", "metrics", "timeline_at", "timeline_until", "timeline_series", "heatmap", "bars"];
 const HEATMAP_KEYS: &[&str] = &["x", "y", "metric", "at", "name", "x_label", "y_label"];
 const BARS_KEYS: &[&str] = &["metrics", "series", "at", "name"];
 /// Chart file stems the other charts use.
@@ -106,6 +111,67 @@ pub(super) fn pinned_values(
         pinned.push((axis.name, wanted_value));
     }
     Ok(pinned)
+}
+
+/// Reads the `[charts]` table.
+pub(super) fn read_charts(
+    model: ModelKind,
+    table: &DeTable<'_>,
+    sweep: &[SweepAxis],
+    at: Locator<'_>,
+) -> Result<ChartOptions, InputError> {
+    let mut taken = Vec::new();
+    let mut options = ChartOptions::default();
+    for (key, value) in table.iter() {
+        read_chart_key(model, &mut options, key, value, sweep, &mut taken, at)?;
+    }
+    Ok(options)
+}
+
+/// Reads one key of `[charts]` into `options` (replacing what it held); `taken` holds the file stems the other
+/// heatmaps and bar charts use.
+pub(super) fn read_chart_key(
+    model: ModelKind,
+    options: &mut ChartOptions,
+    key: &Spanned<Cow<'_, str>>,
+    value: &Spanned<DeValue<'_>>,
+    sweep: &[SweepAxis],
+    taken: &mut Vec<String>,
+    at: Locator<'_>,
+) -> Result<(), InputError> {
+    let dotted = format!("charts.{}", key.get_ref());
+    match key.get_ref().as_ref() {
+        "x" => options.x = Some(swept_key(value, &dotted, sweep, at)?),
+        "series" => options.series = Some(swept_key(value, &dotted, sweep, at)?),
+        "metrics" => {
+            let items = value
+                .get_ref()
+                .as_array()
+                .ok_or_else(|| at.error(value.span(), &dotted, "expected a list of metric names"))?;
+            options.metrics =
+                items.iter().map(|item| metric_name(model, item, &dotted, at)).collect::<Result<_, _>>()?;
+        }
+        "timeline_at" => options.timeline_at = pinned_values(value, &dotted, sweep, at)?,
+        "heatmap" => options.heatmaps = read_heatmaps(model, value, sweep, taken, at)?,
+        "bars" => options.bars = read_bars(model, value, sweep, taken, at)?,
+        "timeline_until" => {
+            let until = value.get_ref().as_str().map(parse_duration);
+            options.timeline_until = match until {
+                Some(Ok(duration)) if !duration.is_zero() => Some(duration),
+                Some(Err(why)) => return Err(at.error(value.span(), &dotted, why)),
+                _ => return Err(at.error(value.span(), &dotted, "expected a duration > 0 with its unit, like \"5s\"")),
+            };
+        }
+        "timeline_series" => {
+            let name = value.get_ref().as_str().unwrap_or_default();
+            let valid = model.timeline_series();
+            options.timeline_series = Some(valid.iter().copied().find(|s| *s == name).ok_or_else(|| {
+                at.error(value.span(), &dotted, format!("unknown series \"{name}\"; valid: {}", valid.join(", ")))
+            })?);
+        }
+        other => return Err(unknown_key(at, key.span(), other, "[charts]", CHART_KEYS)),
+    }
+    Ok(())
 }
 
 /// A metric of the model named by `value`.

@@ -33,8 +33,6 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "sweep",
     "charts",
 ];
-const CHART_KEYS: &[&str] =
-    &["x", "series", "metrics", "timeline_at", "timeline_until", "timeline_series", "heatmap", "bars"];
 const RANGE_KEYS: &[&str] = &["from", "to", "step"];
 /// Finer timeline buckets would cost memory without showing anything a chart can draw.
 pub const MIN_TIMELINE_BUCKET: SimDuration = SimDuration::from_micros(1);
@@ -261,7 +259,7 @@ pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
 
     let charts = match find(root, "charts") {
         None => ChartOptions::default(),
-        Some(value) => read_charts(model, as_table(value, "charts", at)?, &sweep, at)?,
+        Some(value) => chart_options::read_charts(model, as_table(value, "charts", at)?, &sweep, at)?,
     };
 
     Ok(Scenario {
@@ -476,57 +474,4 @@ fn range_values(
 
 fn check_order(ok: bool, key: &str, span: &Range<usize>, at: Locator<'_>) -> Result<(), InputError> {
     if ok { Ok(()) } else { Err(at.error(span.clone(), key, "`from` must not be greater than `to`")) }
-}
-
-fn read_charts(
-    model: ModelKind,
-    table: &DeTable<'_>,
-    sweep: &[SweepAxis],
-    at: Locator<'_>,
-) -> Result<ChartOptions, InputError> {
-    let swept_key = |value: &Spanned<DeValue<'_>>, key: &str| chart_options::swept_key(value, key, sweep, at);
-    let mut taken = Vec::new();
-    let mut options = ChartOptions::default();
-    for (key, value) in table.iter() {
-        let dotted = format!("charts.{}", key.get_ref());
-        match key.get_ref().as_ref() {
-            "x" => options.x = Some(swept_key(value, &dotted)?),
-            "series" => options.series = Some(swept_key(value, &dotted)?),
-            "metrics" => {
-                let items = value
-                    .get_ref()
-                    .as_array()
-                    .ok_or_else(|| at.error(value.span(), &dotted, "expected a list of metric names"))?;
-                for item in items.iter() {
-                    options.metrics.push(chart_options::metric_name(model, item, &dotted, at)?);
-                }
-            }
-            "timeline_at" => options.timeline_at = chart_options::pinned_values(value, &dotted, sweep, at)?,
-            "heatmap" => options.heatmaps = chart_options::read_heatmaps(model, value, sweep, &mut taken, at)?,
-            "bars" => options.bars = chart_options::read_bars(model, value, sweep, &mut taken, at)?,
-            "timeline_until" => {
-                let until = value.get_ref().as_str().map(parse_duration);
-                options.timeline_until = match until {
-                    Some(Ok(duration)) if !duration.is_zero() => Some(duration),
-                    Some(Err(why)) => return Err(at.error(value.span(), &dotted, why)),
-                    _ => {
-                        return Err(at.error(
-                            value.span(),
-                            &dotted,
-                            "expected a duration > 0 with its unit, like \"5s\"",
-                        ));
-                    }
-                };
-            }
-            "timeline_series" => {
-                let name = value.get_ref().as_str().unwrap_or_default();
-                let valid = model.timeline_series();
-                options.timeline_series = Some(valid.iter().copied().find(|s| *s == name).ok_or_else(|| {
-                    at.error(value.span(), &dotted, format!("unknown series \"{name}\"; valid: {}", valid.join(", ")))
-                })?);
-            }
-            other => return Err(unknown_key(at, key.span(), other, "[charts]", CHART_KEYS)),
-        }
-    }
-    Ok(options)
 }

@@ -11,7 +11,7 @@ use super::locator::Locator;
 use super::value::{convert, type_name};
 use crate::error::InputError;
 use crate::model::ModelKind;
-use crate::params::{Part, PartTable};
+use crate::params::{ParamSpec, Part, PartTable, Value};
 
 /// Where each part and each of its values was written, for errors found later (by the model or a sweep).
 #[derive(Clone, Debug)]
@@ -81,59 +81,13 @@ fn read_part(
         let key_text = key.get_ref().as_ref();
         let dotted = format!("{prefix}.{key_text}");
         if key_text == spec.link_key {
-            let items: Vec<&Spanned<DeValue<'_>>> = match value.get_ref() {
-                DeValue::String(_) => vec![value],
-                DeValue::Array(items) => items.iter().collect(),
-                other => {
-                    return Err(at.error(
-                        value.span(),
-                        &dotted,
-                        format!("expected a name or a list of names, found {}", type_name(other)),
-                    ));
-                }
-            };
-            for item in items {
-                let Some(target) = item.get_ref().as_str() else {
-                    return Err(at.error(item.span(), &dotted, "expected the name of another table, as a string"));
-                };
-                let index = names.iter().position(|n| *n == target).ok_or_else(|| {
-                    at.error(
-                        item.span(),
-                        &dotted,
-                        format!(
-                            "there is no [{}.{target}]; declared: {}",
-                            spec.table,
-                            names.iter().map(|n| format!("{}.{n}", spec.table)).collect::<Vec<_>>().join(", ")
-                        ),
-                    )
-                })?;
+            for (index, span) in links(spec, value, &dotted, names, at)? {
                 part.links.push(index);
-                link_spans.push(item.span());
+                link_spans.push(span);
             }
             continue;
         }
-        let param = model
-            .params()
-            .find(|p| p.answers_to(None, key_text) && spec.overridable.contains(&p.key))
-            .ok_or_else(|| {
-                let mut valid = vec![spec.link_key];
-                valid.extend_from_slice(spec.overridable);
-                at.error(
-                    key.span(),
-                    &dotted,
-                    format!("unknown key `{key_text}` in [{prefix}]; valid keys: {}", valid.join(", ")),
-                )
-            })?;
-        if matches!(value.get_ref(), DeValue::Array(_) | DeValue::Table(_)) {
-            return Err(at.error(
-                value.span(),
-                &dotted,
-                format!(
-                    "a [{}.*] table takes one value per key; to sweep `{key_text}`, set it in [model] and sweep it there",
-                    spec.table
-                ),
-            ));
-        }
+        let param = own_param(model, spec, key_text, prefix, key.span(), at)?;
         if part.overrides.iter().any(|(set, _)| std::ptr::eq(*set, param)) {
             return Err(at.error(
                 key.span(),
@@ -141,10 +95,131 @@ fn read_part(
                 format!("`{}` is set twice in [{prefix}] (once under its former name); keep one", param.key),
             ));
         }
-        part.overrides.push((param, convert(param, &dotted, value.get_ref(), value.span(), at)?));
+        part.overrides.push((param, own_value(spec, param, value, &dotted, at)?));
         origins.values.push((param.key, at.origin(value.span())));
     }
     Ok((part, origins, link_spans))
+}
+
+/// The parts a `link_key` value names (one name or a list), with where each was written.
+fn links(
+    spec: &PartTable,
+    value: &Spanned<DeValue<'_>>,
+    dotted: &str,
+    names: &[&str],
+    at: Locator<'_>,
+) -> Result<Vec<(usize, Range<usize>)>, InputError> {
+    let items: Vec<&Spanned<DeValue<'_>>> = match value.get_ref() {
+        DeValue::String(_) => vec![value],
+        DeValue::Array(items) => items.iter().collect(),
+        other => {
+            return Err(at.error(
+                value.span(),
+                dotted,
+                format!("expected a name or a list of names, found {}", type_name(other)),
+            ));
+        }
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let Some(target) = item.get_ref().as_str() else {
+                return Err(at.error(item.span(), dotted, "expected the name of another table, as a string"));
+            };
+            let index = names.iter().position(|n| *n == target).ok_or_else(|| {
+                at.error(
+                    item.span(),
+                    dotted,
+                    format!(
+                        "there is no [{}.{target}]; declared: {}",
+                        spec.table,
+                        names.iter().map(|n| format!("{}.{n}", spec.table)).collect::<Vec<_>>().join(", ")
+                    ),
+                )
+            })?;
+            Ok((index, item.span()))
+        })
+        .collect()
+}
+
+/// The parameter `key` names among those a part may set for itself (by its name or its former name).
+fn own_param(
+    model: ModelKind,
+    spec: &PartTable,
+    key: &str,
+    prefix: &str,
+    span: Range<usize>,
+    at: Locator<'_>,
+) -> Result<&'static ParamSpec, InputError> {
+    model.params().find(|p| p.answers_to(None, key) && spec.overridable.contains(&p.key)).ok_or_else(|| {
+        let mut valid = vec![spec.link_key];
+        valid.extend_from_slice(spec.overridable);
+        at.error(
+            span,
+            &format!("{prefix}.{key}"),
+            format!("unknown key `{key}` in [{prefix}]; valid keys: {}", valid.join(", ")),
+        )
+    })
+}
+
+/// One value a part sets for itself: a single value, never a list or range.
+fn own_value(
+    spec: &PartTable,
+    param: &'static ParamSpec,
+    value: &Spanned<DeValue<'_>>,
+    dotted: &str,
+    at: Locator<'_>,
+) -> Result<Value, InputError> {
+    if matches!(value.get_ref(), DeValue::Array(_) | DeValue::Table(_)) {
+        return Err(at.error(
+            value.span(),
+            dotted,
+            format!(
+                "a [{}.*] table takes one value per key; to sweep `{}`, set it in [model] and sweep it there",
+                spec.table, param.key
+            ),
+        ));
+    }
+    convert(param, dotted, value.get_ref(), value.span(), at)
+}
+
+/// `--set TABLE.NAME.KEY=VALUE`: changes one part's links or one of its own values, checked as the file's are
+/// (the graph is checked again after a change of links).
+pub(super) fn set_part_key(
+    model: ModelKind,
+    spec: &'static PartTable,
+    parts: &mut [Part],
+    origins: &mut [PartOrigins],
+    name_and_key: &str,
+    value: &Spanned<DeValue<'_>>,
+    at: Locator<'_>,
+) -> Result<(), InputError> {
+    let dotted = format!("{}.{name_and_key}", spec.table);
+    let names: Vec<&str> = parts.iter().map(|part| part.name.as_str()).collect();
+    let Some((name, key)) = name_and_key.split_once('.') else {
+        return Err(at.error(0..0, &dotted, format!("expected {}.NAME.KEY=VALUE, like {0}.db.workers=4", spec.table)));
+    };
+    let index = names.iter().position(|n| *n == name).ok_or_else(|| {
+        let declared: Vec<String> = names.iter().map(|n| format!("{}.{n}", spec.table)).collect();
+        at.error(0..0, &dotted, format!("there is no [{}.{name}]; declared: {}", spec.table, declared.join(", ")))
+    })?;
+    if key == spec.link_key {
+        parts[index].links = links(spec, value, &dotted, &names, at)?.into_iter().map(|(link, _)| link).collect();
+        // A command-line locator places every error at the argument, so the links need no spans of their own.
+        let spans: Vec<Vec<Range<usize>>> = parts.iter().map(|part| vec![0..0; part.links.len()]).collect();
+        check_acyclic(spec, parts, &spans, at)?;
+        return check_one_entry(spec, parts, origins, at);
+    }
+    let prefix = format!("{}.{name}", spec.table);
+    let param = own_param(model, spec, key, &prefix, 0..0, at)?;
+    let converted = own_value(spec, param, value, &dotted, at)?;
+    let part = &mut parts[index];
+    part.overrides.retain(|(set, _)| !std::ptr::eq(*set, param));
+    part.overrides.push((param, converted));
+    let origin = at.origin(0..0);
+    origins[index].values.retain(|(set, _)| *set != param.key);
+    origins[index].values.push((param.key, origin));
+    Ok(())
 }
 
 /// Refuses a cycle (a part that reaches itself through its links), pointing at the link that closes it.

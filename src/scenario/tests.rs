@@ -1,5 +1,7 @@
 use std::path::Path;
 
+use crate::params::Point;
+
 use super::*;
 
 const GOOD: &str = r#"
@@ -303,4 +305,120 @@ fn a_heatmap_with_too_many_panels_asks_for_at() {
         "{message}"
     );
     assert!(message.contains("pin some with `at = { max_attempts = … }`"), "{message}");
+}
+
+/// A layers scenario in the names of the first release (`[model] attempts`, `service_time`, `hop_delay`,
+/// `limiter`, `budget`), and the same in today's vocabulary.
+const LAYERS_FORMER: &str = r#"
+schema_version = 1
+[model]
+kind = "layers"
+layers = 2
+attempts = 4
+service_time = "2ms"
+hop_delay = "3ms"
+limiter = "budget"
+budget = 0.3
+[sweep]
+attempts = [2, 3]
+"#;
+
+const LAYERS_TODAY: &str = r#"
+schema_version = 1
+[model]
+kind = "layers"
+layers = 2
+service_mean = "2ms"
+network_delay = "3ms"
+[client]
+max_attempts = 4
+limiter = "budget"
+budget = 0.3
+[sweep]
+max_attempts = [2, 3]
+"#;
+
+#[test]
+fn former_names_are_accepted_and_hash_as_before() {
+    let (former, today) = (parse(LAYERS_FORMER).unwrap(), parse(LAYERS_TODAY).unwrap());
+    let hashes = |scenario: &Scenario| plan(scenario).unwrap().iter().map(|point| point.hash).collect::<Vec<_>>();
+    assert_eq!(hashes(&former), hashes(&today), "one parameter, one seed, whichever name the file uses");
+    // The seed text keeps the former name, so renaming moved no published number.
+    let point = Point::new(today.settings.iter().map(|s| (s.spec, s.value.clone())).collect());
+    let text = point.canonical_text();
+    assert!(text.contains("model.attempts=4;") && text.contains("model.service_time=2ms;"), "{text}");
+    assert!(!text.contains("client.multiplier"), "a key added later is hashed only when set: {text}");
+    // Each file's sweep column keeps the spelling it used.
+    assert_eq!((former.sweep[0].name, today.sweep[0].name), ("attempts", "max_attempts"));
+    assert!(former.axis("max_attempts").is_some() && today.axis("attempts").is_some());
+}
+
+#[test]
+fn a_parameter_given_under_both_names_is_refused() {
+    let text = LAYERS_TODAY.replace("layers = 2\n", "layers = 2\nattempts = 5\n");
+    let message = error_of(&text);
+    assert!(message.contains("client.max_attempts` (formerly `model.attempts`) is set twice"), "{message}");
+    let text = LAYERS_TODAY.replace("[sweep]\nmax_attempts = [2, 3]", "[sweep]\nmax_attempts = [2, 3]\nattempts = [4]");
+    assert!(error_of(&text).contains("already swept above (as `max_attempts`)"), "{}", error_of(&text));
+}
+
+#[test]
+fn layers_take_the_client_keys_other_models_take() {
+    let text = LAYERS_TODAY.replace("budget = 0.3\n", "budget = 0.3\nmultiplier = 3\ndeadline = \"2s\"\n");
+    let points = plan(&parse(&text).unwrap()).unwrap();
+    let crate::model::ModelConfig::Layers(config) = &points[0].config else { panic!("a layers configuration") };
+    assert_eq!(config.user.backoff.backoff.multiplier, 3.0);
+    assert_eq!(config.user.backoff.deadline, Some(SimDuration::from_secs(2)));
+}
+
+#[test]
+fn a_model_refuses_what_it_cannot_run_and_lists_what_it_can() {
+    let occ = GOOD.replace("strategy = \"exponential\"", "strategy = \"grpc\"");
+    let message = error_of(&occ);
+    assert!(
+        message.contains("client.strategy: the grpc preset brings the grpc retry limiter, which this model"),
+        "{message}"
+    );
+    assert!(message.contains("k8s-crashloop") && message.contains("full-jitter"), "{message}");
+    let server = "schema_version = 1\n[model]\nkind = \"server\"\n[workload]\nkind = \"open\"\n[client]\nlimiter = \"systemd\"\n";
+    let message = plan(&parse(server).unwrap()).err().expect("systemd with many clients is refused").to_string();
+    assert!(message.contains("client.limiter: systemd's start limit counts the starts of one unit"), "{message}");
+}
+
+#[test]
+fn overrides_reach_charts_names_and_parts() {
+    let mut scenario = parse(GOOD).unwrap();
+    overrides::apply(&mut scenario, "charts.timeline_until=25s").unwrap();
+    overrides::apply(&mut scenario, "charts.x=clients").unwrap();
+    overrides::apply(&mut scenario, "name=renamed").unwrap();
+    assert_eq!(scenario.charts.timeline_until, Some(SimDuration::from_secs(25)));
+    assert_eq!((scenario.charts.x, scenario.name.as_str()), (Some("clients"), "renamed"));
+    assert_eq!(scenario.charts.timeline_at.len(), 1, "other chart options are kept");
+    let message = overrides::apply(&mut scenario, "charts.x=base").unwrap_err().to_string();
+    assert!(message.starts_with("demo.toml: --set charts.x=base: charts.x: \"base\" is not swept"), "{message}");
+    let message = overrides::apply(&mut scenario, "charts.heatmap.x=clients").unwrap_err().to_string();
+    assert!(message.contains("set the whole `charts.heatmap`"), "{message}");
+
+    let graph = r#"
+schema_version = 1
+[model]
+kind = "layers"
+[layer.api]
+calls = ["db"]
+[layer.db]
+service_time = "1ms"
+"#;
+    let mut scenario = parse(graph).unwrap();
+    overrides::apply(&mut scenario, "layer.db.workers=4").unwrap();
+    overrides::apply(&mut scenario, "layer.db.service_mean=5ms").unwrap();
+    let db = &scenario.parts[1];
+    assert_eq!(db.get("workers"), Some(&Value::Count(4)));
+    assert_eq!(db.get("service_mean"), Some(&Value::Duration(SimDuration::from_millis(5))), "replaced, not added");
+    assert_eq!(db.overrides.len(), 2);
+    let message = overrides::apply(&mut scenario, "layer.db.calls=api").unwrap_err().to_string();
+    assert!(message.contains("--set layer.db.calls=api") && message.contains("cycle in the graph"), "{message}");
+    let message = overrides::apply(&mut scenario, "layer.cache.workers=1").unwrap_err().to_string();
+    assert!(message.contains("there is no [layer.cache]; declared: layer.api, layer.db"), "{message}");
+    let message = overrides::apply(&mut scenario, "layers=5").unwrap_err().to_string();
+    assert!(message.contains("the [layer.*] tables give the graph here"), "{message}");
 }

@@ -82,7 +82,11 @@ pub fn convert(
                 return Err(wrong_type());
             };
             names.iter().find(|name| **name == text.as_ref()).map(|name| Value::Choice(name)).ok_or_else(|| {
-                at.error(span, key, format!("unknown {} \"{text}\"; valid: {}", spec.key, names.join(", ")))
+                let message = match crate::model::client::refusal_hint(spec.key, text) {
+                    Some(why) => format!("{why}; valid here: {}", names.join(", ")),
+                    None => format!("unknown {} \"{text}\"; valid: {}", spec.key, names.join(", ")),
+                };
+                at.error(span, key, message)
             })
         }
     }

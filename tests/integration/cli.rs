@@ -101,6 +101,25 @@ fn validate_checks_without_writing() {
 }
 
 #[test]
+fn validate_takes_set_like_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "small.toml", SMALL);
+    retrylab()
+        .current_dir(dir.path())
+        .args(["validate", scenario.to_str().unwrap(), "--set", "strategy=none", "--set", "charts.timeline_until=1s"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("2 points × 4 replicates"));
+    retrylab()
+        .current_dir(dir.path())
+        .args(["validate", scenario.to_str().unwrap(), "--set", "charts.timeline_until=soon"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("small.toml: --set charts.timeline_until=soon: charts.timeline_until:"));
+    assert_eq!(listing(dir.path()), ["small.toml"]);
+}
+
+#[test]
 fn strategies_lists_every_strategy_with_its_formula_and_numbering() {
     let assert = retrylab().arg("strategies").assert().success();
     let text = String::from_utf8(assert.get_output().stdout.clone()).unwrap();

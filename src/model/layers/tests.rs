@@ -423,7 +423,7 @@ fn a_limiter_that_counts_one_process_is_refused_with_what_would_be_valid() {
         let text = format!("schema_version = 1\n[model]\nkind = \"layers\"\n{line}\n");
         let error = crate::scenario::Scenario::from_source(std::path::Path::new("t.toml"), text).unwrap_err();
         assert_eq!(error.key.as_deref(), Some(key));
-        assert!(error.message.contains("unknown") && error.message.contains("envoy"), "{}", error.message);
+        assert!(error.message.contains("counts the starts of one process") && error.message.contains("envoy"), "{}", error.message);
         assert!(!error.message.contains("systemd,"), "{}", error.message);
     }
 }
