@@ -3,6 +3,7 @@
 //! exit codes.
 
 mod sharded;
+mod strategies;
 mod view;
 
 use std::collections::HashSet;
@@ -13,13 +14,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::Error;
 use crate::model::ModelKind;
-use crate::policy::{Strategy, presets};
 use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
 pub use sharded::merge;
 use sharded::run_one;
+pub use strategies::strategies;
 pub use view::{CompareOptions, compare, plot, show};
 
 /// Options of `retrylab run`.
@@ -276,77 +277,4 @@ pub fn list_points(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) ->
         }
     }
     Ok(())
-}
-
-/// `retrylab strategies`: every strategy with its formula, every preset with its parameters and source, and the
-/// conventions the formulas share.
-pub fn strategies(stdout: &mut dyn Write) -> Result<(), Error> {
-    let mut text = String::new();
-    text.push_str("Backoff strategies (set `strategy` in [client]):\n\n");
-    let width = Strategy::ALL.iter().map(|s| s.name().len()).max().unwrap_or(0);
-    for strategy in Strategy::ALL {
-        text.push_str(&format!(
-            "  {:width$}  sleep = {}\n  {:width$}  {}\n",
-            strategy.name(),
-            strategy.formula(),
-            "",
-            strategy.about()
-        ));
-    }
-    text.push_str(
-        "\nPresets (set `strategy` to one: it fixes base, cap, multiplier and max_attempts, and brings its limiter\n\
-         when `limiter` is \"none\"):\n\n",
-    );
-    let width = presets::ALL.iter().map(|p| p.name.len()).max().unwrap_or(0);
-    for preset in presets::ALL {
-        let attempts = preset.max_attempts.map_or("unlimited attempts".to_owned(), |n| format!("{n} attempts"));
-        text.push_str(&format!(
-            "  {:width$}  {}, b = {}, c = {}, m = {}; {attempts}; limiter {}\n  {:width$}  source: {}\n",
-            preset.name,
-            preset.strategy,
-            preset.backoff.base,
-            preset.backoff.cap,
-            preset.backoff.multiplier,
-            preset.limiter.map_or("none", |kind| kind.name()),
-            "",
-            preset.source
-        ));
-    }
-    text.push_str(
-        "\nConventions: n = attempts failed so far, so the first retry has n = 1 (the AWS 2015 simulator's\n\
-         numbering); b = base, c = cap, m = multiplier (default 2); U(x, y) is a uniform draw.\n\
-         Limits in [client]: max_attempts counts the first try; deadline gives up rather than sleep past it.\n",
-    );
-    text.push_str("\nModels (set `kind` in [model]):\n\n");
-    for kind in ModelKind::ALL {
-        text.push_str(&format!("  {}  {}\n", kind.name(), kind.about()));
-        for spec in kind.params() {
-            let key = format!("{}.{}", spec.section.name(), spec.key);
-            text.push_str(&format!("      {key:21} {}\n", spec.help));
-        }
-    }
-    stdout.write_all(text.as_bytes()).map_err(|source| Error::Write { path: PathBuf::from("<stdout>"), source })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn strategies_lists_every_preset_with_its_parameters_and_source() {
-        let mut out = Vec::new();
-        strategies(&mut out).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        for preset in presets::ALL {
-            let line = text.lines().find(|line| line.trim_start().starts_with(&format!("{} ", preset.name)));
-            let line = line.unwrap_or_else(|| panic!("{} is not listed", preset.name));
-            assert!(
-                line.contains(preset.strategy.name())
-                    && line.contains(preset.limiter.map_or("none", |kind| kind.name())),
-                "{line}"
-            );
-            assert!(text.contains(preset.source), "{}", preset.name);
-        }
-        assert!(text.contains("tcp-rfc6298       exponential-from-base, b = 1s, c = 120s, m = 2; 16 attempts"));
-    }
 }
