@@ -34,10 +34,12 @@
 //! assert!(results.summary.iter().all(|point| point[calls].mean >= 20.0));
 //! ```
 
+#![warn(unreachable_pub)]
+
 pub mod commands;
 pub mod engine;
 mod error;
-pub mod metrics;
+pub(crate) mod metrics;
 pub mod model;
 pub mod params;
 pub mod policy;
@@ -47,6 +49,6 @@ pub mod shard;
 pub mod stats;
 pub mod sweep;
 pub mod time;
-pub mod workload;
+pub(crate) mod workload;
 
 pub use error::{Error, InputError, LineCol, Origin, Result};

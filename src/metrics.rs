@@ -4,24 +4,24 @@ use crate::time::{SimDuration, SimTime};
 
 /// The most buckets a timeline keeps (16 MiB of counters a series); later times are not recorded, so a run that
 /// lasts far longer than its bucket width cannot exhaust memory.
-pub const MAX_BUCKETS: usize = 1 << 22;
+pub(crate) const MAX_BUCKETS: usize = 1 << 22;
 
 /// Counts occurrences per fixed-width time bucket (bucket `k` covers `[k·w, (k+1)·w)`).
 /// Grows by whole buckets as time advances, so the per-event cost is an index and an increment.
 #[derive(Clone, Debug)]
-pub struct BucketCounter {
+pub(crate) struct BucketCounter {
     width_nanos: u64,
     counts: Vec<u32>,
 }
 
 impl BucketCounter {
     /// `width` must be positive (scenario validation guarantees it).
-    pub fn new(width: SimDuration) -> Self {
+    pub(crate) fn new(width: SimDuration) -> Self {
         BucketCounter { width_nanos: width.as_nanos().max(1), counts: Vec::with_capacity(1024) }
     }
 
     #[inline]
-    pub fn record(&mut self, at: SimTime) {
+    pub(crate) fn record(&mut self, at: SimTime) {
         let index = (at.as_nanos() / self.width_nanos) as usize;
         if index >= MAX_BUCKETS {
             return;
@@ -32,22 +32,22 @@ impl BucketCounter {
         self.counts[index] += 1;
     }
 
-    pub fn counts(&self) -> &[u32] {
+    pub(crate) fn counts(&self) -> &[u32] {
         &self.counts
     }
 
-    pub fn width(&self) -> SimDuration {
+    pub(crate) fn width(&self) -> SimDuration {
         SimDuration::from_nanos(self.width_nanos)
     }
 
     /// The largest count in any bucket (0 when nothing was recorded).
-    pub fn peak(&self) -> u32 {
+    pub(crate) fn peak(&self) -> u32 {
         self.counts.iter().copied().max().unwrap_or(0)
     }
 
     /// The peak over the mean of the non-empty buckets: 1 for a perfectly flat load, large for sharp waves.
     /// 0 when nothing was recorded.
-    pub fn peak_to_mean(&self) -> f64 {
+    pub(crate) fn peak_to_mean(&self) -> f64 {
         let (sum, busy) =
             self.counts.iter().filter(|&&c| c > 0).fold((0_u64, 0_u64), |(s, b), &c| (s + u64::from(c), b + 1));
         if busy == 0 { 0.0 } else { f64::from(self.peak()) / (sum as f64 / busy as f64) }
@@ -56,18 +56,18 @@ impl BucketCounter {
 
 /// The largest value seen per fixed-width time bucket (for levels such as a queue's length).
 #[derive(Clone, Debug)]
-pub struct BucketMax {
+pub(crate) struct BucketMax {
     width_nanos: u64,
     maxima: Vec<u32>,
 }
 
 impl BucketMax {
-    pub fn new(width: SimDuration) -> Self {
+    pub(crate) fn new(width: SimDuration) -> Self {
         BucketMax { width_nanos: width.as_nanos().max(1), maxima: Vec::with_capacity(1024) }
     }
 
     #[inline]
-    pub fn record(&mut self, at: SimTime, value: u32) {
+    pub(crate) fn record(&mut self, at: SimTime, value: u32) {
         let index = (at.as_nanos() / self.width_nanos) as usize;
         if index >= MAX_BUCKETS {
             return;
@@ -78,7 +78,7 @@ impl BucketMax {
         self.maxima[index] = self.maxima[index].max(value);
     }
 
-    pub fn maxima(&self) -> &[u32] {
+    pub(crate) fn maxima(&self) -> &[u32] {
         &self.maxima
     }
 }
@@ -87,7 +87,7 @@ impl BucketMax {
 /// every recorded value is known to within 1/64 (1.6%) of itself. Fixed size (3,776 counters), so recording
 /// never allocates; quantiles walk the counters instead of sorting samples.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LatencyHistogram {
+pub(crate) struct LatencyHistogram {
     counts: Vec<u64>,
     total: u64,
     sum_nanos: u128,
@@ -126,19 +126,19 @@ impl LatencyHistogram {
     }
 
     #[inline]
-    pub fn record(&mut self, value: SimDuration) {
+    pub(crate) fn record(&mut self, value: SimDuration) {
         let nanos = value.as_nanos();
         self.counts[Self::index(nanos)] += 1;
         self.total += 1;
         self.sum_nanos += u128::from(nanos);
     }
 
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.total
     }
 
     /// The non-empty buckets only: what a finished run keeps (a few hundred entries instead of 3,776).
-    pub fn sparse(&self) -> SparseHistogram {
+    pub(crate) fn sparse(&self) -> SparseHistogram {
         let entries = self
             .counts
             .iter()
@@ -150,7 +150,7 @@ impl LatencyHistogram {
     }
 
     /// Adds a finished run's counts to this histogram.
-    pub fn merge(&mut self, other: &SparseHistogram) {
+    pub(crate) fn merge(&mut self, other: &SparseHistogram) {
         for &(index, count) in &other.entries {
             self.counts[index as usize] += count;
         }
@@ -159,7 +159,7 @@ impl LatencyHistogram {
     }
 
     /// The empirical CDF as `(upper edge of bucket in ns, fraction ≤ it)` for every non-empty bucket.
-    pub fn cdf(&self) -> Vec<(f64, f64)> {
+    pub(crate) fn cdf(&self) -> Vec<(f64, f64)> {
         let mut seen = 0;
         let mut points = Vec::new();
         for (index, &count) in self.counts.iter().enumerate() {
@@ -173,13 +173,13 @@ impl LatencyHistogram {
     }
 
     /// The exact mean of the recorded values in nanoseconds (NaN when empty).
-    pub fn mean_nanos(&self) -> f64 {
+    pub(crate) fn mean_nanos(&self) -> f64 {
         if self.total == 0 { f64::NAN } else { self.sum_nanos as f64 / self.total as f64 }
     }
 
     /// The `q`-quantile (0 < q ≤ 1) as the midpoint of the bucket holding the ⌈q·n⌉-th smallest value, in
     /// nanoseconds; NaN when empty.
-    pub fn quantile_nanos(&self, q: f64) -> f64 {
+    pub(crate) fn quantile_nanos(&self, q: f64) -> f64 {
         if self.total == 0 {
             return f64::NAN;
         }

@@ -17,7 +17,7 @@ use crate::time::{SimDuration, SimTime, parse_duration};
 
 choices! {
     /// The `kind` of a workload.
-    pub enum WorkloadKind {
+    pub(crate) enum WorkloadKind {
         /// All requests at t = 0.
         Burst = "burst",
         /// Poisson arrivals.
@@ -82,7 +82,7 @@ pub(crate) const PARAMS: &[ParamSpec] = &[
 
 /// Who sends requests, and when.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Arrivals {
+pub(crate) enum Arrivals {
     Burst { requests: u32 },
     Open { schedule: RateSchedule },
     Closed { clients: u32, think_time: ThinkTime },
@@ -90,7 +90,7 @@ pub enum Arrivals {
 
 /// A workload as a point describes it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Workload {
+pub(crate) struct Workload {
     pub arrivals: Arrivals,
     /// New requests stop at this time (open and closed).
     pub duration: SimTime,
@@ -100,7 +100,7 @@ pub struct Workload {
 
 impl Workload {
     /// The workload the point's [`PARAMS`] describe.
-    pub fn configure(point: &Point) -> Result<Workload, ParamError> {
+    pub(crate) fn configure(point: &Point) -> Result<Workload, ParamError> {
         let arrivals = match point.choice_of::<WorkloadKind>("kind")? {
             WorkloadKind::Burst => Arrivals::Burst { requests: point.count("clients")? as u32 },
             WorkloadKind::Open => match point.get("schedule")? {
@@ -130,28 +130,29 @@ impl Workload {
 }
 
 impl Arrivals {
-    pub fn is_burst(&self) -> bool {
+    pub(crate) fn is_burst(&self) -> bool {
         matches!(self, Arrivals::Burst { .. })
     }
 }
 
 /// A closed client's think time between requests: Exp(mean), or none at all for a mean of 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ThinkTime(Option<Exp<f64>>);
+pub(crate) struct ThinkTime(Option<Exp<f64>>);
 
 impl ThinkTime {
-    pub fn with_mean(mean: SimDuration) -> ThinkTime {
+    pub(crate) fn with_mean(mean: SimDuration) -> ThinkTime {
         ThinkTime(Exp::new(1.0 / mean.as_nanos_f64()).ok().filter(|_| !mean.is_zero()))
     }
 
     /// One draw (none for a mean of 0).
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> SimDuration {
+    pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> SimDuration {
         self.0.map_or(SimDuration::ZERO, |exp| SimDuration::from_nanos_f64(exp.sample(rng)))
     }
 }
 
 /// The syntax, for error messages and `retrylab strategies`.
-pub const SCHEDULE_SYNTAX: &str = "\"0s=40, 20s=80, 25s=40\": TIME=RATE points from 0s; `~TIME=RATE` ramps to a point";
+pub(crate) const SCHEDULE_SYNTAX: &str =
+    "\"0s=40, 20s=80, 25s=40\": TIME=RATE points from 0s; `~TIME=RATE` ramps to a point";
 
 /// The highest rate a schedule may name, as for the constant `rate`.
 const MAX_RATE: f64 = 1e9;
@@ -166,18 +167,18 @@ struct SchedulePoint {
 
 /// A piecewise constant or linear arrival rate.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RateSchedule {
+pub(crate) struct RateSchedule {
     points: Vec<SchedulePoint>,
 }
 
 impl RateSchedule {
     /// A rate that never changes.
-    pub fn constant(rate_per_second: f64) -> Self {
+    pub(crate) fn constant(rate_per_second: f64) -> Self {
         RateSchedule { points: vec![SchedulePoint { at: SimTime::ZERO, rate_per_second, ramp: false }] }
     }
 
     /// Parses the schedule syntax; the error says what is wrong and what would be valid.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let mut points: Vec<SchedulePoint> = Vec::new();
         for (index, item) in text.split(',').map(str::trim).enumerate() {
             let (ramp, item) = match item.strip_prefix('~') {
@@ -218,7 +219,7 @@ impl RateSchedule {
     }
 
     /// The rate in requests per second at `t`.
-    pub fn rate_at(&self, t: SimTime) -> f64 {
+    pub(crate) fn rate_at(&self, t: SimTime) -> f64 {
         let next = self.points.partition_point(|p| p.at <= t);
         let current = self.points[next.saturating_sub(1)];
         match self.points.get(next) {
@@ -235,7 +236,12 @@ impl RateSchedule {
     /// stop at `until`. A Poisson stream at the peak rate, thinned: a candidate at `t` is kept with probability
     /// rate(t) / peak (Lewis & Shedler 1979). Gaps are drawn by inverse transform, Exp(peak) = −ln(1 − U)/peak
     /// with U uniform in [0, 1); a constant rate keeps every candidate and draws once per arrival.
-    pub fn next_arrival_after<R: Rng + ?Sized>(&self, now: SimTime, until: SimTime, rng: &mut R) -> Option<SimTime> {
+    pub(crate) fn next_arrival_after<R: Rng + ?Sized>(
+        &self,
+        now: SimTime,
+        until: SimTime,
+        rng: &mut R,
+    ) -> Option<SimTime> {
         let peak = self.max_rate();
         let mut t = now;
         loop {
@@ -252,12 +258,13 @@ impl RateSchedule {
     }
 
     /// The highest rate anywhere (the envelope used to thin a Poisson stream).
-    pub fn max_rate(&self) -> f64 {
+    pub(crate) fn max_rate(&self) -> f64 {
         self.points.iter().map(|p| p.rate_per_second).fold(0.0, f64::max)
     }
 
-    /// Expected arrivals in `[0, until)`, integrating the rate (for tests and sanity checks).
-    pub fn expected_arrivals(&self, until: SimTime) -> f64 {
+    /// Expected arrivals in `[0, until)`, integrating the rate.
+    #[cfg(test)]
+    pub(crate) fn expected_arrivals(&self, until: SimTime) -> f64 {
         let steps = 10_000;
         let width = until.as_nanos() as f64 / steps as f64;
         (0..steps).map(|i| self.rate_at(SimTime::from_nanos(((i as f64 + 0.5) * width) as u64)) * width / 1e9).sum()

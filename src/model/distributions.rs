@@ -9,7 +9,7 @@ use crate::time::SimDuration;
 
 /// A non-negative random duration.
 #[derive(Clone, Debug)]
-pub enum TimeDistribution {
+pub(crate) enum TimeDistribution {
     /// Always the mean.
     Constant(f64),
     /// Exponential with the given mean (memoryless: M/M/c queues).
@@ -22,7 +22,7 @@ pub enum TimeDistribution {
 
 choices! {
     /// The shapes of [`TimeDistribution`], as a scenario names them.
-    pub enum DistributionKind {
+    pub(crate) enum DistributionKind {
         Constant = "constant",
         Exponential = "exponential",
         LogNormal = "lognormal",
@@ -32,7 +32,7 @@ choices! {
 
 choices! {
     /// The shapes a network delay may take (a subset of [`DistributionKind`]).
-    pub enum NetworkKind {
+    pub(crate) enum NetworkKind {
         Constant = "constant",
         Exponential = "exponential",
     }
@@ -126,7 +126,7 @@ impl TimeDistribution {
 
 impl NetworkKind {
     /// An exponential or constant delay with this mean.
-    pub fn distribution(self, mean: SimDuration) -> Result<TimeDistribution, ParamError> {
+    pub(crate) fn distribution(self, mean: SimDuration) -> Result<TimeDistribution, ParamError> {
         let kind = match self {
             NetworkKind::Constant => DistributionKind::Constant,
             NetworkKind::Exponential => DistributionKind::Exponential,
@@ -137,7 +137,7 @@ impl NetworkKind {
 
 impl TimeDistribution {
     /// Builds a distribution of this kind. `key` names the parameter blamed for invalid values.
-    pub fn new(
+    pub(crate) fn new(
         kind: DistributionKind,
         mean: SimDuration,
         sd: SimDuration,
@@ -172,7 +172,7 @@ impl TimeDistribution {
 
     /// One draw, in nanoseconds.
     #[inline]
-    pub fn sample_nanos(&self, rng: &mut SimRng) -> f64 {
+    pub(crate) fn sample_nanos(&self, rng: &mut SimRng) -> f64 {
         match self {
             TimeDistribution::Constant(nanos) => *nanos,
             TimeDistribution::Exponential(exp) => exp.sample(rng),
@@ -188,7 +188,7 @@ impl TimeDistribution {
     }
 
     #[inline]
-    pub fn sample(&self, rng: &mut SimRng) -> SimDuration {
+    pub(crate) fn sample(&self, rng: &mut SimRng) -> SimDuration {
         SimDuration::from_nanos_f64(self.sample_nanos(rng))
     }
 }

@@ -20,7 +20,7 @@ use crate::metrics::{BucketCounter, LatencyHistogram};
 use crate::policy::Hedge;
 
 /// The fan-out model (scenario `kind = "fanout"`).
-pub struct Fanout;
+pub(crate) struct Fanout;
 
 /// The running percentile is refreshed every this many leaf calls.
 const PERCENTILE_REFRESH: u64 = 1_000;
@@ -76,7 +76,7 @@ mod metric {
 
 /// Typed parameters of one point.
 #[derive(Clone, Debug)]
-pub struct FanoutConfig {
+pub(crate) struct FanoutConfig {
     pub fanout: u32,
     pub leaf: TimeDistribution,
     pub slow_threshold: SimDuration,

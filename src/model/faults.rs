@@ -8,13 +8,13 @@
 
 use crate::time::{SimTime, parse_duration};
 
-pub const FAULT_SYNTAX: &str = "\"20s..25s black-hole, 40s..50s slowdown x3\": START..END fail-fast | reset | black-hole | slowdown xF, in time order";
+pub(crate) const FAULT_SYNTAX: &str = "\"20s..25s black-hole, 40s..50s slowdown x3\": START..END fail-fast | reset | black-hole | slowdown xF, in time order";
 
 /// A larger slowdown stops being a slowdown and becomes an outage: use `black-hole`.
-pub const MAX_SLOWDOWN: f64 = 1000.0;
+pub(crate) const MAX_SLOWDOWN: f64 = 1000.0;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum FaultKind {
+pub(crate) enum FaultKind {
     FailFast,
     Reset,
     BlackHole,
@@ -22,7 +22,7 @@ pub enum FaultKind {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FaultWindow {
+pub(crate) struct FaultWindow {
     pub start: SimTime,
     pub end: SimTime,
     pub kind: FaultKind,
@@ -30,12 +30,12 @@ pub struct FaultWindow {
 
 /// Non-overlapping fault windows in time order.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Faults {
+pub(crate) struct Faults {
     windows: Vec<FaultWindow>,
 }
 
 impl Faults {
-    pub fn parse(text: &str) -> Result<Faults, String> {
+    pub(crate) fn parse(text: &str) -> Result<Faults, String> {
         let mut windows: Vec<FaultWindow> = Vec::new();
         for item in text.split(',').map(str::trim).filter(|item| !item.is_empty()) {
             let (span, kind) =
@@ -78,7 +78,7 @@ impl Faults {
 
     /// Adds one window `[start, end)` where it belongs in time order; refused when it is empty or overlaps a
     /// window already there.
-    pub fn add(&mut self, window: FaultWindow) -> Result<(), String> {
+    pub(crate) fn add(&mut self, window: FaultWindow) -> Result<(), String> {
         if window.end <= window.start {
             return Err("the window is empty: it must end after it starts".into());
         }
@@ -95,7 +95,7 @@ impl Faults {
 
     /// The fault in force at `t` (windows include their start and exclude their end).
     #[inline]
-    pub fn at(&self, t: SimTime) -> Option<FaultKind> {
+    pub(crate) fn at(&self, t: SimTime) -> Option<FaultKind> {
         if self.windows.is_empty() {
             return None;
         }
@@ -103,11 +103,11 @@ impl Faults {
         self.windows.get(index).filter(|w| w.start <= t).map(|w| w.kind)
     }
 
-    pub fn windows(&self) -> &[FaultWindow] {
+    pub(crate) fn windows(&self) -> &[FaultWindow] {
         &self.windows
     }
 
-    pub fn has_black_hole(&self) -> bool {
+    pub(crate) fn has_black_hole(&self) -> bool {
         self.windows.iter().any(|w| w.kind == FaultKind::BlackHole)
     }
 }

@@ -3,9 +3,9 @@
 //!
 //! A new model is one new file implementing [`SimModel`] plus one line in `register_models!` below.
 
-pub mod client;
-pub mod distributions;
-pub mod faults;
+pub(crate) mod client;
+pub(crate) mod distributions;
+pub(crate) mod faults;
 
 pub mod trace;
 
@@ -137,14 +137,17 @@ macro_rules! series {
 
 macro_rules! register_models {
     ($($module:ident :: $model:ident => $variant:ident),+ $(,)?) => {
-        $(pub mod $module;)+
+        $(pub(crate) mod $module;)+
 
         /// Every registered model, by its scenario-file `kind`.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum ModelKind { $($variant),+ }
 
-        /// A model's typed configuration for one sweep point (boxed: configurations differ widely in size).
-        pub enum ModelConfig { $($variant(Box<<$module::$model as SimModel>::Config>)),+ }
+        /// A model's typed configuration for one sweep point: opaque outside the crate, ready to simulate.
+        pub struct ModelConfig(pub(crate) Configured);
+
+        /// The configuration of each model (boxed: configurations differ widely in size).
+        pub(crate) enum Configured { $($variant(Box<<$module::$model as SimModel>::Config>)),+ }
 
         impl ModelKind {
             pub const ALL: &'static [ModelKind] = &[$(ModelKind::$variant),+];
@@ -178,24 +181,24 @@ macro_rules! register_models {
             }
             pub fn configure(self, point: &Point) -> Result<ModelConfig, ParamError> {
                 match self {
-                    $(ModelKind::$variant => <$module::$model as SimModel>::configure(point).map(|config| ModelConfig::$variant(Box::new(config)))),+
+                    $(ModelKind::$variant => <$module::$model as SimModel>::configure(point).map(|config| ModelConfig(Configured::$variant(Box::new(config))))),+
                 }
             }
         }
 
         impl ModelConfig {
             pub fn simulate(&self, run: RunSettings) -> RunOutput {
-                match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::simulate(config, run)),+ }
+                match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::simulate(config, run)),+ }
             }
 
             /// See [`SimModel::service_names`].
             pub fn service_names(&self) -> Vec<String> {
-                match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::service_names(config)),+ }
+                match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::service_names(config)),+ }
             }
 
             /// See [`SimModel::theory`].
             pub fn theory(&self, metric: &str, x_key: &str, x: f64) -> Option<f64> {
-                match self { $(ModelConfig::$variant(config) => <$module::$model as SimModel>::theory(config, metric, x_key, x)),+ }
+                match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::theory(config, metric, x_key, x)),+ }
             }
         }
     };

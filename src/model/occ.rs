@@ -20,7 +20,7 @@ use crate::policy::{BackoffMemory, RetryDecision, RetryPolicy};
 use crate::time::{SimDuration, SimTime};
 
 /// The OCC model (scenario `kind = "occ"`).
-pub struct Occ;
+pub(crate) struct Occ;
 
 /// `[model]`, in the order they are hashed into seeds.
 const OCC_PARAMS: &[ParamSpec] = &[
@@ -74,7 +74,7 @@ mod metric {
 
 /// Typed parameters of one point.
 #[derive(Clone, Debug)]
-pub struct OccConfig {
+pub(crate) struct OccConfig {
     pub clients: u32,
     pub network: Normal<f64>,
     pub retry: RetryPolicy,
@@ -129,7 +129,7 @@ fn simulate_with<const TRACE: bool>(config: &OccConfig, run_settings: RunSetting
 
 /// A message in flight; the payload is the client's index.
 #[derive(Clone, Copy, Debug)]
-pub enum OccEvent {
+pub(crate) enum OccEvent {
     /// A client's READ reaches the server.
     ReadArrives(u32),
     /// The READ's reply reaches the client, which sends its WRITE.

@@ -9,14 +9,14 @@ use crate::Error;
 
 /// The hidden temporary path used while `target` is being written. It keeps `target`'s extension, because
 /// some writers (the PNG encoder) choose the format from it.
-pub fn temporary_path(target: &Path) -> PathBuf {
+pub(crate) fn temporary_path(target: &Path) -> PathBuf {
     let name = target.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     target.with_file_name(format!(".{}.partial-{name}", std::process::id()))
 }
 
 /// Removes the temporary files (see [`temporary_path`]) that writers killed mid-write left in `dir`, whatever
 /// their process. Best effort: one that cannot be removed is only clutter.
-pub fn remove_temporary_files(dir: &Path) {
+pub(crate) fn remove_temporary_files(dir: &Path) {
     for entry in fs::read_dir(dir).into_iter().flatten().filter_map(Result::ok) {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') && name.contains(".partial-") {
@@ -26,18 +26,18 @@ pub fn remove_temporary_files(dir: &Path) {
 }
 
 /// Moves a finished temporary file into place.
-pub fn commit(temporary: &Path, target: &Path) -> Result<(), Error> {
+pub(crate) fn commit(temporary: &Path, target: &Path) -> Result<(), Error> {
     fs::rename(temporary, target).map_err(|source| Error::Write { path: target.to_owned(), source })
 }
 
 /// Writes `bytes` to `target` atomically, flushed to disk before the rename.
-pub fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), Error> {
+pub(crate) fn write_atomic(target: &Path, bytes: &[u8]) -> Result<(), Error> {
     write_renamed(target, bytes, true)
 }
 
 /// Writes `bytes` to `target` atomically but without waiting for the disk: for files whose readers detect
 /// damage (checksummed checkpoints), where a power cut may cost the file but never passes a corrupt one on.
-pub fn write_atomic_unsynced(target: &Path, bytes: &[u8]) -> Result<(), Error> {
+pub(crate) fn write_atomic_unsynced(target: &Path, bytes: &[u8]) -> Result<(), Error> {
     write_renamed(target, bytes, false)
 }
 
@@ -55,7 +55,7 @@ fn write_renamed(target: &Path, bytes: &[u8], sync: bool) -> Result<(), Error> {
 }
 
 /// Creates `dir` if needed and proves it writable with a probe file, before any simulation time is spent.
-pub fn ensure_writable_dir(dir: &Path) -> Result<(), Error> {
+pub(crate) fn ensure_writable_dir(dir: &Path) -> Result<(), Error> {
     let folder_error = |source| Error::OutputFolder { path: dir.to_owned(), source };
     fs::create_dir_all(dir).map_err(folder_error)?;
     let probe = dir.join(format!(".retrylab-probe-{}", std::process::id()));

@@ -95,7 +95,7 @@ enum Chart {
 }
 
 /// Draws every chart of a results folder and returns the files written.
-pub fn draw_all(
+pub(super) fn draw_all(
     scenario: &Scenario,
     points: &[PlannedPoint],
     aggregate: &Aggregate,
@@ -423,11 +423,11 @@ fn latency_cdf_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus) 
 }
 
 /// One labelled line of a [`LinesChart`]: its label and its points `(x, mean, ci95)`.
-pub type LabelledLine = (String, Vec<(f64, f64, f64)>);
+pub(super) type LabelledLine = (String, Vec<(f64, f64, f64)>);
 
 /// A chart of lines against a numeric x axis built outside a results folder (`retrylab compare`): one line per
 /// label, points `(x, mean, ci95)` drawn with their 95% CI bands.
-pub struct LinesChart {
+pub(super) struct LinesChart {
     pub title: String,
     pub subtitle: String,
     pub x_label: String,
@@ -436,7 +436,7 @@ pub struct LinesChart {
 }
 
 /// Draws `chart` as `stem.svg` and `stem.png`, each written atomically. Returns the files written.
-pub fn draw_lines_chart(chart: LinesChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
+pub(super) fn draw_lines_chart(chart: LinesChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     register_font();
     let frame = Frame { title: chart.title, subtitle: chart.subtitle, x_label: chart.x_label, y_label: chart.y_label };
     let lines = chart.lines.into_iter().map(|(label, points)| Line { label, points, theory: Vec::new() }).collect();

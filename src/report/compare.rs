@@ -9,7 +9,7 @@ use crate::Error;
 use crate::scenario::parse_duration;
 
 /// What to compare and where to draw it.
-pub struct Comparison<'a> {
+pub(crate) struct Comparison<'a> {
     pub folders: &'a [ResultsFolder],
     /// The metric to draw [default: the first chart metric of the first folder].
     pub metric: Option<&'a str>,
@@ -51,7 +51,7 @@ fn folder_labels(folders: &[ResultsFolder]) -> Vec<String> {
 impl Comparison<'_> {
     /// The metric drawn: the one asked for, else the first folder's first chart metric (its scenario's `[charts]
     /// metrics` when the scenario can be read, else its model's default).
-    pub fn metric(&self) -> String {
+    pub(crate) fn metric(&self) -> String {
         if let Some(metric) = self.metric {
             return metric.to_owned();
         }
@@ -61,7 +61,7 @@ impl Comparison<'_> {
     }
 
     /// Checks the folders and draws `stem.svg` and `stem.png`. Nothing is written when the input is bad.
-    pub fn draw(&self, stem: &Path) -> Result<Vec<PathBuf>, Error> {
+    pub(crate) fn draw(&self, stem: &Path) -> Result<Vec<PathBuf>, Error> {
         let metric = self.metric();
         for folder in self.folders {
             if folder.summary.column(&format!("{metric}_mean")).is_none() {

@@ -21,7 +21,7 @@ struct Series {
     estimates: Vec<Estimate>,
 }
 
-pub struct GroupedBars {
+pub(super) struct GroupedBars {
     pub title: String,
     subtitle: String,
     y_label: String,
@@ -52,7 +52,7 @@ fn common_help(helps: &[&str]) -> String {
 
 impl GroupedBars {
     /// The chart `options` asks for; a series that `--set` removed from the sweep becomes a single colour.
-    pub fn build(
+    pub(super) fn build(
         scenario: &Scenario,
         points: &[PlannedPoint],
         aggregate: &Aggregate,
@@ -92,12 +92,12 @@ impl GroupedBars {
     }
 
     /// Pixels: wider when there are many bars, so each stays wide enough for its label.
-    pub fn size(&self) -> (u32, u32) {
+    pub(super) fn size(&self) -> (u32, u32) {
         let bars = (self.groups.len() * self.series.len().max(1)) as u32;
         ((160 + 48 * bars).max(1100), 680)
     }
 
-    pub fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
+    pub(super) fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
         let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
         let top = self
             .series

@@ -41,7 +41,7 @@ struct HeatPanel {
 }
 
 /// A heatmap ready to draw.
-pub struct Heatmap {
+pub(super) struct Heatmap {
     pub title: String,
     subtitle: String,
     x_label: String,
@@ -75,7 +75,7 @@ fn axis_title(axis: &SweepAxis) -> String {
 
 impl Heatmap {
     /// The heatmap `options` asks for, or `None` when `--set` has since removed its x or y axis from the sweep.
-    pub fn build(
+    pub(super) fn build(
         scenario: &Scenario,
         points: &[PlannedPoint],
         aggregate: &Aggregate,
@@ -145,7 +145,7 @@ impl Heatmap {
     }
 
     /// Pixels: wide enough for the panels side by side and the legend.
-    pub fn size(&self) -> (u32, u32) {
+    pub(super) fn size(&self) -> (u32, u32) {
         let (rows, columns) = self.grid();
         let cell = (70 * self.x_ticks.len() as u32).clamp(360, 700);
         let width = (columns as u32 * (cell + 110) + LEGEND_WIDTH + 40).max(900);
@@ -165,7 +165,7 @@ impl Heatmap {
         RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
     }
 
-    pub fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
+    pub(super) fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
         let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
         let area = area.margin(0, 8, 8, 8);
         let (subtitle, body) = area.split_vertically(30);

@@ -16,7 +16,7 @@ use crate::scenario::{PlannedPoint, Scenario};
 use crate::stats::Estimate;
 
 /// At most this many sweep points are shown in the table; the note under it points at summary.csv.
-pub const MAX_ROWS: usize = 500;
+pub(super) const MAX_ROWS: usize = 500;
 
 const STYLE: &str = "
 body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif; color: #222;
@@ -44,7 +44,7 @@ pre { background: #f6f6f6; border: 1px solid #e4e4e4; padding: 0.8rem; overflow-
 
 /// The page for a results folder whose charts (`chart_files`: every file the charts wrote, in order) are already
 /// on disk; `target` is where the page goes, named in errors.
-pub fn report(
+pub(super) fn report(
     scenario: &Scenario,
     points: &[PlannedPoint],
     aggregate: &Aggregate,
@@ -275,7 +275,7 @@ fn significant(x: f64, digits: i32) -> String {
 
 /// `text` with the five HTML-special characters replaced by entities: safe in element content and in quoted
 /// attribute values.
-pub fn escape(text: &str) -> String {
+pub(super) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -1,17 +1,17 @@
 //! Writing a results folder: CSV tables, manifest, charts and the HTML report, each file written atomically.
 
 mod aggregate;
-pub mod atomic;
+pub(crate) mod atomic;
 mod charts;
-pub mod compare;
+pub(crate) mod compare;
 mod grouped_bars;
 mod heatmap;
 mod html;
 mod manifest;
-pub mod read;
+pub(crate) mod read;
 mod tables;
 pub mod terminal;
-pub mod trace;
+pub(crate) mod trace;
 
 use std::path::{Path, PathBuf};
 

@@ -15,7 +15,7 @@ use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::stats::Estimate;
 
 /// The files every results folder has.
-pub const REQUIRED_FILES: [&str; 3] = ["manifest.json", "summary.csv", "timeline.csv"];
+pub(crate) const REQUIRED_FILES: [&str; 3] = ["manifest.json", "summary.csv", "timeline.csv"];
 
 /// The parts of manifest.json the readers use.
 #[derive(Debug, Deserialize)]
@@ -300,7 +300,7 @@ fn overrides_in(command_line: &[String]) -> Vec<String> {
 
 /// Builds the per-point results charts draw from the tables of a results folder, whose first `swept` columns
 /// are the swept parameters. Points are in summary.csv's row order.
-pub fn tables_aggregate(
+pub(crate) fn tables_aggregate(
     model: ModelKind,
     swept: usize,
     summary: &Table,

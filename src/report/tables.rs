@@ -37,7 +37,7 @@ fn swept_cells(point: &PlannedPoint) -> Vec<String> {
     point.swept.iter().map(|value| value.to_string()).collect()
 }
 
-pub fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Vec<u8> {
+pub(super) fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Vec<u8> {
     let mut out = writer();
     let mut header = swept_header(scenario);
     header.push("replicates".into());
@@ -58,7 +58,7 @@ pub fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Agg
     finish(out)
 }
 
-pub fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run]) -> Vec<u8> {
+pub(super) fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run]) -> Vec<u8> {
     let mut out = writer();
     let mut header = swept_header(scenario);
     header.extend(["replicate".to_owned(), "seed".to_owned(), "truncated".to_owned()]);
@@ -73,7 +73,7 @@ pub fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run]) -> V
     finish(out)
 }
 
-pub fn timeline_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Vec<u8> {
+pub(super) fn timeline_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Vec<u8> {
     let mut out = writer();
     let series = scenario.model.timeline_series();
     let mut header = swept_header(scenario);
@@ -96,7 +96,7 @@ pub fn timeline_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Ag
 /// latency.csv: per point, the cumulative distribution of time to success (`latency_ms`: upper edge of a
 /// histogram bucket; `fraction`: share of successful requests done within it). `None` for models that do not
 /// measure latency.
-pub fn latency_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Option<Vec<u8>> {
+pub(super) fn latency_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Option<Vec<u8>> {
     if aggregate.latency.iter().all(Option::is_none) {
         return None;
     }

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
 
 /// What the trace is of, for its labels and `otherData`.
-pub struct TraceContext<'a> {
+pub(crate) struct TraceContext<'a> {
     pub scenario: &'a str,
     pub model: &'a str,
     /// "client", "request" or "station": what an owner is.
@@ -28,7 +28,7 @@ pub struct TraceContext<'a> {
 
 /// Assigns each span a lane within its (owner, layer) so that no two spans of a lane overlap; returns the
 /// lanes in the order of `spans`.
-pub fn lanes(spans: &[Span]) -> Vec<u32> {
+pub(crate) fn lanes(spans: &[Span]) -> Vec<u32> {
     let mut order: Vec<usize> = (0..spans.len()).collect();
     order.sort_by_key(|&i| (spans[i].owner, spans[i].layer, spans[i].start, spans[i].end, i));
     let mut lane_of = vec![0_u32; spans.len()];
@@ -65,7 +65,7 @@ fn quoted(text: &str) -> String {
 }
 
 /// The trace as JSON bytes.
-pub fn chrome_trace_json(spans: &[Span], context: &TraceContext<'_>) -> Vec<u8> {
+pub(crate) fn chrome_trace_json(spans: &[Span], context: &TraceContext<'_>) -> Vec<u8> {
     let lanes = lanes(spans);
     let layer_name = |layer: u8| {
         context.layer_names.get(layer as usize).cloned().unwrap_or_else(|| format!("service {}", layer + 1))

@@ -6,7 +6,7 @@ use crate::error::{InputError, LineCol, Origin};
 
 /// Turns byte spans of one scenario's source into [`Origin`]s.
 #[derive(Clone, Copy)]
-pub struct Locator<'a> {
+pub(super) struct Locator<'a> {
     pub file: &'a str,
     pub source: &'a str,
     /// `Some(argument)` when the text being read is a `--set` value rather than the file.
@@ -14,14 +14,14 @@ pub struct Locator<'a> {
 }
 
 impl Locator<'_> {
-    pub fn origin(&self, span: Range<usize>) -> Origin {
+    pub(super) fn origin(&self, span: Range<usize>) -> Origin {
         match self.command_line {
             Some(argument) => Origin::CommandLine(argument.to_owned()),
             None => Origin::File(LineCol::of_offset(self.source, span.start)),
         }
     }
 
-    pub fn error(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> InputError {
+    pub(super) fn error(&self, span: Range<usize>, key: &str, message: impl Into<String>) -> InputError {
         let key = (!key.is_empty()).then(|| key.to_owned());
         InputError::new(self.file, self.origin(span), key, message)
     }

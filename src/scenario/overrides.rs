@@ -28,7 +28,7 @@ use crate::error::{InputError, Origin};
 /// The top-level keys `--set` takes besides parameters and tables.
 const TOP_LEVEL_KEYS: &[&str] = &["seed", "replicates", "timeline_bucket", "max_events_per_run", "name", "description"];
 
-pub fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> {
+pub(super) fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), InputError> {
     let file = scenario.display_path();
     let origin = Origin::CommandLine(argument.to_owned());
     let Some((key, text)) = argument.split_once('=') else {

@@ -35,9 +35,9 @@ const TOP_LEVEL_KEYS: &[&str] = &[
 ];
 const RANGE_KEYS: &[&str] = &["from", "to", "step"];
 /// Finer timeline buckets would cost memory without showing anything a chart can draw.
-pub const MIN_TIMELINE_BUCKET: SimDuration = SimDuration::from_micros(1);
+pub(super) const MIN_TIMELINE_BUCKET: SimDuration = SimDuration::from_micros(1);
 /// Sweeps larger than this are almost certainly a typo in a range.
-pub const MAX_AXIS_VALUES: usize = 100_000;
+pub(super) const MAX_AXIS_VALUES: usize = 100_000;
 
 type Entry<'i> = (&'i Spanned<std::borrow::Cow<'i, str>>, &'i Spanned<DeValue<'i>>);
 
@@ -61,7 +61,7 @@ pub(super) fn unknown_key(at: Locator<'_>, span: Range<usize>, key: &str, where_
 }
 
 /// Parses scenario text.
-pub fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
+pub(super) fn parse(path: &Path, source: String) -> Result<Scenario, InputError> {
     let file = path.display().to_string();
     let at = Locator { file: &file, source: &source, command_line: None };
     let root = DeTable::parse(&source).map_err(|error| {

@@ -366,7 +366,7 @@ fn a_parameter_given_under_both_names_is_refused() {
 fn layers_take_the_client_keys_other_models_take() {
     let text = LAYERS_TODAY.replace("budget = 0.3\n", "budget = 0.3\nmultiplier = 3\ndeadline = \"2s\"\n");
     let points = plan(&parse(&text).unwrap()).unwrap();
-    let crate::model::ModelConfig::Layers(config) = &points[0].config else { panic!("a layers configuration") };
+    let crate::model::Configured::Layers(config) = &points[0].config.0 else { panic!("a layers configuration") };
     assert_eq!(config.user.backoff.backoff.multiplier, 3.0);
     assert_eq!(config.user.backoff.deadline, Some(SimDuration::from_secs(2)));
 }

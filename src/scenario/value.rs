@@ -10,7 +10,7 @@ use crate::params::{ParamKind, ParamSpec, Value};
 use crate::time::parse_duration;
 
 /// The TOML type of a value, for "expected X, found Y" messages.
-pub fn type_name(value: &DeValue<'_>) -> &'static str {
+pub(super) fn type_name(value: &DeValue<'_>) -> &'static str {
     match value {
         DeValue::String(_) => "a string",
         DeValue::Integer(_) => "an integer",
@@ -23,7 +23,7 @@ pub fn type_name(value: &DeValue<'_>) -> &'static str {
 }
 
 /// Reads a TOML integer (any radix) as `i64`.
-pub fn integer(value: &DeValue<'_>) -> Option<i64> {
+pub(super) fn integer(value: &DeValue<'_>) -> Option<i64> {
     match value {
         DeValue::Integer(int) => i64::from_str_radix(&int.as_str().replace('_', ""), int.radix()).ok(),
         _ => None,
@@ -31,7 +31,7 @@ pub fn integer(value: &DeValue<'_>) -> Option<i64> {
 }
 
 /// Reads a TOML integer or float as `f64`.
-pub fn number(value: &DeValue<'_>) -> Option<f64> {
+pub(super) fn number(value: &DeValue<'_>) -> Option<f64> {
     match value {
         DeValue::Float(float) => float.as_str().replace('_', "").parse().ok(),
         DeValue::Integer(_) => integer(value).map(|n| n as f64),
@@ -40,7 +40,7 @@ pub fn number(value: &DeValue<'_>) -> Option<f64> {
 }
 
 /// Converts `raw` (at `span`) into a value of `spec`'s kind, or explains what would be valid.
-pub fn convert(
+pub(super) fn convert(
     spec: &'static ParamSpec,
     key: &str,
     raw: &DeValue<'_>,

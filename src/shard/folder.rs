@@ -24,13 +24,13 @@ use crate::sweep::Run;
 /// Where an unsharded run keeps its finished points until its results are written (inside its output folder).
 pub const CHECKPOINT_DIR: &str = ".retrylab-checkpoint";
 /// The shard manifest: present once the shard is complete.
-pub const MANIFEST_FILE: &str = "shard.json";
+pub(crate) const MANIFEST_FILE: &str = "shard.json";
 /// The study and shard a folder belongs to: written before the first run.
-pub const STUDY_FILE: &str = "study.json";
+pub(crate) const STUDY_FILE: &str = "study.json";
 const POINTS_DIR: &str = "points";
 const KIND: &str = "retrylab shard";
 /// Version of the shard folder layout and point file format.
-pub const SHARD_FORMAT: u32 = 1;
+pub(crate) const SHARD_FORMAT: u32 = 1;
 
 /// What makes runs comparable: the same build, scenario text, overrides, seed and replicates give the same runs
 /// (and the same name, the same chart titles).
@@ -252,7 +252,7 @@ impl ShardFolder {
 
 /// Checks a stored point against the plan: its parameters' hash, exactly the replicates `shard` owns in order,
 /// each with the seed its replicate gives, and the model's number of metrics and timeline series.
-pub fn check_point(
+pub(crate) fn check_point(
     stored: &PointRecord,
     point: &PlannedPoint,
     shard: ShardSpec,
@@ -312,7 +312,7 @@ fn remove_file_if_present(path: &Path) -> Result<(), Error> {
 }
 
 /// Where a point's file lives in a shard folder.
-pub fn point_path(dir: &Path, point: &PlannedPoint) -> PathBuf {
+pub(crate) fn point_path(dir: &Path, point: &PlannedPoint) -> PathBuf {
     dir.join(POINTS_DIR).join(format!("p{:07}-{}.bin", point.index, point.id()))
 }
 
@@ -337,7 +337,7 @@ fn point_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// Reads a JSON file of this layout; `None` when it does not exist.
-pub fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Error> {
+pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<T>, Error> {
     let bytes = match fs::read(path) {
         Ok(bytes) => bytes,
         Err(source) if source.kind() == std::io::ErrorKind::NotFound => return Ok(None),

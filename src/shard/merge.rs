@@ -16,7 +16,7 @@ use crate::sweep::Run;
 const LIST_AT_MOST: usize = 12;
 
 /// The merged sweep, ready for `report::write_results`.
-pub struct Merged {
+pub(crate) struct Merged {
     pub scenario: Scenario,
     pub points: Vec<PlannedPoint>,
     /// Ordered by (point, replicate).
@@ -27,7 +27,7 @@ pub struct Merged {
 
 /// The shard folders named by `dirs`: each is a shard folder itself (it has `study.json`), or holds shard folders
 /// one level down.
-pub fn find_shard_folders(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+pub(crate) fn find_shard_folders(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     let is_shard = |dir: &Path| dir.join(STUDY_FILE).is_file() || dir.join(MANIFEST_FILE).is_file();
     let mut found: Vec<PathBuf> = Vec::new();
     let mut add = |dir: PathBuf| {
@@ -63,7 +63,7 @@ pub fn find_shard_folders(dirs: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// Reads and checks the shard folders (see the module doc) and returns the runs of the whole sweep.
-pub fn merge(folders: &[PathBuf]) -> Result<Merged, Error> {
+pub(crate) fn merge(folders: &[PathBuf]) -> Result<Merged, Error> {
     let mut shards = Vec::new();
     for dir in folders {
         let manifest = folder::read_json::<ShardManifest>(&dir.join(MANIFEST_FILE))?.ok_or_else(|| {

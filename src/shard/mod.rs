@@ -7,8 +7,8 @@
 //! the master seed, the point's parameters and the replicate number, so who runs it does not change it.
 
 pub mod codec;
-pub mod folder;
-pub mod merge;
+pub(crate) mod folder;
+pub(crate) mod merge;
 
 use std::fmt;
 

@@ -28,7 +28,7 @@ use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
 use crate::policy::{BackoffMemory, BackoffParams, RetryAfterPolicy, RetryDecision, RetryPolicy, Strategy};
 
 /// The shared-channel model (scenario `kind = "channel"`).
-pub struct Channel;
+pub(crate) struct Channel;
 
 /// 10 Mb/s: 100 ns per bit.
 const NANOS_PER_BIT: u64 = 100;
@@ -89,7 +89,7 @@ mod series {
 
 choices! {
     /// Who may talk when.
-    pub enum Protocol {
+    pub(crate) enum Protocol {
         PureAloha = "pure-aloha",
         SlottedAloha = "slotted-aloha",
         /// CSMA/CD.
@@ -101,7 +101,7 @@ choices! {
 
 choices! {
     /// Who has frames to send.
-    pub enum Population {
+    pub(crate) enum Population {
         /// Poisson attempts at G per slot, from infinitely many stations.
         Infinite = "infinite",
         /// Stations that always have a frame ready.
@@ -113,7 +113,7 @@ choices! {
 
 /// Typed parameters of one point.
 #[derive(Clone, Debug)]
-pub struct ChannelConfig {
+pub(crate) struct ChannelConfig {
     pub protocol: Protocol,
     pub population: Population,
     pub load: f64,
@@ -212,7 +212,7 @@ impl SimModel for Channel {
 
 /// Metcalfe & Boggs (1976): with Q stations each sending with probability 1/Q per contention slot,
 /// A = (1 − 1/Q)^(Q−1), W = (1 − A)/A slots of contention per packet, E = P/(P + W·T).
-pub fn metcalfe_boggs_efficiency(q: f64, frame: SimDuration, slot: SimDuration) -> f64 {
+pub(crate) fn metcalfe_boggs_efficiency(q: f64, frame: SimDuration, slot: SimDuration) -> f64 {
     let acquire = if q <= 1.0 { 1.0 } else { (1.0 - 1.0 / q).powf(q - 1.0) };
     let wait_slots = (1.0 - acquire) / acquire;
     let packet = frame.as_nanos_f64();

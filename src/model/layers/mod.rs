@@ -34,14 +34,14 @@ use crate::time::SimDuration;
 use crate::workload::RateSchedule;
 
 /// The layered-services model (scenario `kind = "layers"`).
-pub struct Layers;
+pub(crate) struct Layers;
 
 /// The largest graph the ledger has columns for.
-pub const MAX_LAYERS: usize = 8;
+pub(crate) const MAX_LAYERS: usize = 8;
 
 /// Parameters a `[layer.<name>]` table may set for its own service (former names are accepted too), and every
 /// limiter's knobs.
-pub const PER_LAYER_KEYS: &[&str] = &[
+pub(crate) const PER_LAYER_KEYS: &[&str] = &[
     "fanout",
     "workers",
     "queue_limit",
@@ -80,7 +80,7 @@ const GRAPH: PartTable = PartTable {
 
 choices! {
     /// Which callers retry (`placement`) or hedge (`hedge_placement`).
-    pub enum Placement {
+    pub(crate) enum Placement {
         Every = "every",
         /// Only the user's client.
         Top = "top",
@@ -277,7 +277,7 @@ mod series {
 
 /// How one caller (the user's client, or a service calling the ones below it) treats its calls.
 #[derive(Clone, Debug)]
-pub struct CallerPolicy {
+pub(crate) struct CallerPolicy {
     /// Attempts per call, the first included (1: no retries).
     pub attempts: u32,
     pub backoff: RetryPolicy,
@@ -293,7 +293,7 @@ pub struct CallerPolicy {
 
 /// One service of the graph.
 #[derive(Clone, Debug)]
-pub struct Service {
+pub(crate) struct Service {
     pub name: String,
     /// The services it calls (indices into [`LayersConfig::services`]), each `fanout` times.
     pub calls: Vec<u8>,
@@ -310,7 +310,7 @@ pub struct Service {
 
 /// Typed parameters of one point.
 #[derive(Clone, Debug)]
-pub struct LayersConfig {
+pub(crate) struct LayersConfig {
     /// Entry first, then breadth-first: the order of the `_lN` columns.
     pub services: Vec<Service>,
     /// The user's client's policy towards the entry service.
@@ -323,7 +323,7 @@ pub struct LayersConfig {
 }
 
 impl LayersConfig {
-    pub fn is_bottom(&self, service: usize) -> bool {
+    pub(crate) fn is_bottom(&self, service: usize) -> bool {
         self.services[service].calls.is_empty()
     }
 }

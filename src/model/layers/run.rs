@@ -23,7 +23,7 @@ const PERCENTILE_REFRESH: u64 = 256;
 /// Percentile hedging waits for this many samples before it hedges at all.
 const PERCENTILE_WARMUP: u64 = 1_000;
 
-pub fn simulate(config: &LayersConfig, settings: RunSettings) -> RunOutput {
+pub(super) fn simulate(config: &LayersConfig, settings: RunSettings) -> RunOutput {
     let mut state = LayersRun::new(config, sim_rng(settings.seed), settings.bucket);
     if settings.trace {
         state.spans = Some(Vec::new());
@@ -39,7 +39,7 @@ pub fn simulate(config: &LayersConfig, settings: RunSettings) -> RunOutput {
 /// A message or timer. `tag` identifies one attempt (or one backoff timer) of a call, so that events about an
 /// attempt the caller has given up on, or a call slot since reused, are recognised and dropped.
 #[derive(Clone, Copy, Debug)]
-pub enum LayerEvent {
+pub(super) enum LayerEvent {
     /// The next user request arrives.
     UserRequest,
     /// An attempt reaches its service.
@@ -60,7 +60,7 @@ pub enum LayerEvent {
 
 /// What a service answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
+pub(super) enum Status {
     Ok,
     Failed,
     /// Refused unworked because its queue was full: the overload signal limiters such as AWS adaptive mode and
@@ -69,7 +69,7 @@ pub enum Status {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     First,
     Retry,
     Hedge,

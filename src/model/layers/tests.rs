@@ -396,7 +396,7 @@ fanout = 2
 [layer.leaf]
 "#;
     let scenario = crate::scenario::Scenario::from_source(std::path::Path::new("t.toml"), text.to_owned()).unwrap();
-    let crate::model::ModelConfig::Layers(mut config) = crate::scenario::plan(&scenario).unwrap().remove(0).config
+    let crate::model::Configured::Layers(mut config) = crate::scenario::plan(&scenario).unwrap().remove(0).config.0
     else {
         panic!("a layers scenario gives a layers configuration")
     };

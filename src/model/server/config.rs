@@ -19,7 +19,7 @@ const BUDGET_WINDOW: SimDuration = SimDuration::from_secs(10);
 
 /// Typed parameters of one point.
 #[derive(Clone, Debug)]
-pub struct ServerConfig {
+pub(crate) struct ServerConfig {
     pub workers: Option<u32>,
     pub queue_limit: Option<u64>,
     pub service: TimeDistribution,

@@ -22,16 +22,14 @@ mod run;
 #[cfg(test)]
 mod tests;
 
-pub use config::ServerConfig;
-pub use params::{OnTimeout, OutageKind};
-pub use run::{Outcome, ServerEvent};
+pub(crate) use config::ServerConfig;
 
 use super::{MetricSpec, RunOutput, RunSettings, SimModel};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};
 use crate::policy::limiters::LimiterKind;
 
 /// The contended-server model (scenario `kind = "server"`).
-pub struct Server;
+pub(crate) struct Server;
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 mod metric {

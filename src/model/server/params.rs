@@ -9,7 +9,7 @@ use crate::policy::{Classifier, RetryAfterPolicy};
 
 choices! {
     /// What the server does during the outage of `outage_start` and `outage_duration` (a `faults` kind).
-    pub enum OutageKind {
+    pub(super) enum OutageKind {
         BlackHole = "black-hole",
         FailFast = "fail-fast",
         Reset = "reset",
@@ -18,7 +18,7 @@ choices! {
 
 choices! {
     /// What happens to a timed-out attempt's work still queued at the server.
-    pub enum OnTimeout {
+    pub(crate) enum OnTimeout {
         /// It is still served; its answer is ignored.
         Abandon = "abandon",
         /// It is dropped from the queue.

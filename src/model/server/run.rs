@@ -54,7 +54,7 @@ pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunO
 /// attempt that is no longer current (a late answer, a timer for an attempt already answered) are recognised.
 /// Tokens are unique within a run up to 2^32 attempts, far beyond any event's lifetime.
 #[derive(Clone, Copy, Debug)]
-pub enum ServerEvent {
+pub(super) enum ServerEvent {
     /// A client issues a new request.
     NewRequest { client: u32 },
     /// The next open-loop arrival.
@@ -75,7 +75,7 @@ pub enum ServerEvent {
 
 /// What the server answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(super) enum Outcome {
     /// 200.
     Success,
     /// 503: the queue was full.
@@ -94,7 +94,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// A short name for traces.
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Outcome::Success => "success",
             Outcome::Overloaded => "overloaded",
@@ -107,7 +107,7 @@ impl Outcome {
     }
 
     /// The response as a client's classifier sees it.
-    pub fn response(self) -> Response {
+    pub(super) fn response(self) -> Response {
         let (status, transient_body) = match self {
             Outcome::Success => (200, false),
             Outcome::Overloaded => (503, true),

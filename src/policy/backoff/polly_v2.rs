@@ -12,7 +12,7 @@ pub struct PollyV2;
 const SCALING: f64 = 1.0 / 1.4;
 
 /// `f(t) = 2^t·tanh(√(4t))`, the smooth exponential Polly V2 samples.
-pub fn polly_curve(t: f64) -> f64 {
+pub(super) fn polly_curve(t: f64) -> f64 {
     t.exp2() * (4.0 * t).sqrt().tanh()
 }
 

@@ -6,7 +6,7 @@ use crate::time::SimDuration;
 /// AWS SDK standard retry mode, classic values: 3 attempts; the delay before retry i (1-based) is
 /// `U(0,1)·min(1 s·2^(i−1), 20 s)`; retries spend the 500-token retry quota (5 per retry, 10 after a timeout).
 /// (Current botocore uses a 50 ms base for transient errors and 1 s for throttling; we keep the classic 1 s.)
-pub const PRESET: Preset = Preset {
+pub(super) const PRESET: Preset = Preset {
     name: "aws-sdk-standard",
     strategy: Strategy::FullJitterFromBase,
     backoff: BackoffParams { base: SimDuration::from_secs(1), cap: SimDuration::from_secs(20), multiplier: 2.0 },

@@ -5,7 +5,7 @@ use crate::time::SimDuration;
 
 /// Envoy's router retries with their defaults: num_retries 1 (2 attempts), backoff base 25 ms, max 250 ms
 /// (10 × base), fully jittered over `[0, (2^n − 1)·25 ms)`; the cluster retry budget (20%, at least 3).
-pub const PRESET: Preset = Preset {
+pub(super) const PRESET: Preset = Preset {
     name: "envoy",
     strategy: Strategy::EnvoyJitter,
     backoff: BackoffParams { base: SimDuration::from_millis(25), cap: SimDuration::from_millis(250), multiplier: 2.0 },

@@ -7,7 +7,7 @@ use crate::time::SimDuration;
 /// `Backoff.constant(Duration.Zero)`), limited by the client's RetryBudget (20% of requests + 10/s over 10 s).
 /// Finagle also caps one request's requeues at ⌈0.2 × the budget's balance⌉ when it starts; with the full
 /// reserve of 100 that is 20 retries, so 21 attempts here (a fixed cap, where Finagle's varies with the balance).
-pub const PRESET: Preset = Preset {
+pub(super) const PRESET: Preset = Preset {
     name: "finagle",
     strategy: Strategy::None,
     backoff: BackoffParams { base: SimDuration::ZERO, cap: SimDuration::ZERO, multiplier: 2.0 },

@@ -6,7 +6,7 @@ use crate::time::SimDuration;
 /// gRPC retry policy (gRFC A6) with the values of A6's example retryPolicy (maxAttempts 4, initialBackoff 0.1 s,
 /// maxBackoff 1 s, backoffMultiplier 2), the ±20% jitter A6 specifies since 2024, and retry throttling
 /// (maxTokens 10, tokenRatio 0.1).
-pub const PRESET: Preset = Preset {
+pub(super) const PRESET: Preset = Preset {
     name: "grpc",
     strategy: Strategy::GrpcJitter,
     backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_secs(1), multiplier: 2.0 },

@@ -7,7 +7,7 @@ use crate::time::SimDuration;
 /// backoffMultiplier^(n−1), maxBackoff))`, full jitter. In August 2024 (grpc/proposal#452) A6 changed this to
 /// `min(initialBackoff·backoffMultiplier^(n−1), maxBackoff)·random(0.8, 1.2)` (preset `grpc`); grpc-go and
 /// grpc-java followed in late 2024 and early 2025. Same example values and throttling as `grpc`.
-pub const PRESET: Preset = Preset {
+pub(super) const PRESET: Preset = Preset {
     name: "grpc-full-jitter",
     strategy: Strategy::FullJitterFromBase,
     backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_secs(1), multiplier: 2.0 },

@@ -5,7 +5,7 @@ use crate::time::SimDuration;
 
 /// systemd `Restart=` with its defaults: RestartSec 100 ms between attempts, and the start limit
 /// (StartLimitBurst 5 per StartLimitIntervalSec 10 s) refusing the sixth start inside a window.
-pub const PRESET: Preset = Preset {
+pub(super) const PRESET: Preset = Preset {
     name: "systemd",
     strategy: Strategy::Constant,
     backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_millis(100), multiplier: 2.0 },

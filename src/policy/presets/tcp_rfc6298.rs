@@ -5,7 +5,7 @@ use crate::time::SimDuration;
 /// TCP's retransmission timer (RFC 6298): initial RTO 1 s, doubled on each timeout (rule 5.5), capped at 60 s
 /// or more (rule 2.5; we use 120 s, Linux's TCP_RTO_MAX). With instant failures the retransmissions go out at
 /// 1, 3, 7, 15, 31, 63 s. 16 attempts: the original and 15 retransmissions, like Linux's tcp_retries2 = 15.
-pub const PRESET: Preset = Preset {
+pub(super) const PRESET: Preset = Preset {
     name: "tcp-rfc6298",
     strategy: Strategy::ExponentialFromBase,
     backoff: BackoffParams { base: SimDuration::from_secs(1), cap: SimDuration::from_secs(120), multiplier: 2.0 },
