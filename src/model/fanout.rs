@@ -89,8 +89,10 @@ impl SimModel for Fanout {
     const ABOUT: &'static str = "fan-out to many leaves, with hedged requests (The Tail at Scale)";
     const PARAMS: &'static [&'static [ParamSpec]] = &[FANOUT_PARAMS, HEDGE_PARAMS];
     const METRICS: &'static [MetricSpec] = metric::SPECS;
+    #[cfg(test)]
     const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
     const TIMELINE: &'static [&'static str] = series::NAMES;
+    #[cfg(test)]
     const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["slow_fraction", "latency_p99_ms", "extra_load"];
 

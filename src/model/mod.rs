@@ -64,18 +64,21 @@ pub struct RunOutput {
 }
 
 /// A simulated system.
-pub trait SimModel {
+pub(crate) trait SimModel {
     /// The value of `kind` in the scenario's `[model]` table.
     const KIND: &'static str;
     const ABOUT: &'static str;
     /// Its own `[model]` parameters followed by any shared ones (such as the `[client]` policy).
     const PARAMS: &'static [&'static [ParamSpec]];
     const METRICS: &'static [MetricSpec];
-    /// The index constants of [`metrics!`] with their values: `("CALLS", 0)`, ….
+    /// The index constants of [`metrics!`] with their values: `("CALLS", 0)`, … (for the test that ties them to
+    /// their columns).
+    #[cfg(test)]
     const METRIC_INDICES: &'static [(&'static str, usize)];
     /// The series recorded per timeline bucket.
     const TIMELINE: &'static [&'static str];
     /// The index constants of [`series!`] with their values.
+    #[cfg(test)]
     const SERIES_INDICES: &'static [(&'static str, usize)];
     /// The metrics charted against the sweep's x axis when the scenario does not choose.
     const DEFAULT_CHART_METRICS: &'static [&'static str];
@@ -117,6 +120,7 @@ macro_rules! metrics {
         pub(crate) const COUNT: usize = [$($name),+].len();
         pub(crate) const SPECS: &[$crate::model::MetricSpec] =
             &[$($crate::model::MetricSpec { name: $name, help: $help }),+];
+        #[cfg(test)]
         pub(crate) const INDICES: &[(&str, usize)] = &[$((stringify!($index), $index)),+];
     };
 }
@@ -131,6 +135,7 @@ macro_rules! series {
         #[allow(dead_code)]
         pub(crate) const COUNT: usize = [$($name),+].len();
         pub(crate) const NAMES: &[&str] = &[$($name),+];
+        #[cfg(test)]
         pub(crate) const INDICES: &[(&str, usize)] = &[$((stringify!($index), $index)),+];
     };
 }

@@ -85,8 +85,10 @@ impl SimModel for Occ {
     const ABOUT: &'static str = "one OCC row under contention, as in the AWS 2015 backoff-and-jitter study";
     const PARAMS: &'static [&'static [ParamSpec]] = &[OCC_PARAMS, OCC_CLIENT_PARAMS];
     const METRICS: &'static [MetricSpec] = metric::SPECS;
+    #[cfg(test)]
     const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
     const TIMELINE: &'static [&'static str] = series::NAMES;
+    #[cfg(test)]
     const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "completion_ms"];
 

@@ -132,8 +132,10 @@ impl SimModel for Channel {
     const ABOUT: &'static str = "a shared channel: pure and slotted ALOHA, Ethernet CSMA/CD with backoff, ideal contention";
     const PARAMS: &'static [&'static [ParamSpec]] = &[CHANNEL_PARAMS, CHANNEL_CLIENT_PARAMS];
     const METRICS: &'static [MetricSpec] = metric::SPECS;
+    #[cfg(test)]
     const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
     const TIMELINE: &'static [&'static str] = series::NAMES;
+    #[cfg(test)]
     const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["throughput", "collisions"];
 

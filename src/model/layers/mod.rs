@@ -333,8 +333,10 @@ impl SimModel for Layers {
     const ABOUT: &'static str = "a graph of services that each retry: amplification across layers";
     const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
     const METRICS: &'static [MetricSpec] = metric::SPECS;
+    #[cfg(test)]
     const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
     const TIMELINE: &'static [&'static str] = series::NAMES;
+    #[cfg(test)]
     const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["bottom_calls", "amplification", "success_rate"];
     const PARTS: Option<&'static PartTable> = Some(&GRAPH);

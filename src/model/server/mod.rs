@@ -88,8 +88,10 @@ impl SimModel for Server {
     const ABOUT: &'static str = "a server with workers and a bounded FIFO queue; clients time out and retry";
     const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
     const METRICS: &'static [MetricSpec] = metric::SPECS;
+    #[cfg(test)]
     const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
     const TIMELINE: &'static [&'static str] = series::NAMES;
+    #[cfg(test)]
     const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
 
