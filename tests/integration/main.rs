@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod determinism;
 mod docs;
+mod golden;
 mod queueing_theory;
 mod report_html;
 mod shard;
