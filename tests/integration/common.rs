@@ -44,3 +44,23 @@ pub fn listing(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// Runs `run` on a scenario made from `base` with one substitution, saved as `name`, and checks the failure:
+/// exit code 2, one `Error:` line naming the file and containing every `expected` piece, no panic, no output.
+pub fn assert_refused(base: &str, name: &str, from: &str, to: &str, expected: &[&str]) {
+    let text = base.replace(from, to);
+    assert_ne!(text, base, "substitution {from} → {to} changed nothing");
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), name, &text);
+    let out = dir.path().join("out");
+    let assert = retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()]).assert().code(2);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(stderr.starts_with("Error: "), "{stderr}");
+    assert!(stderr.contains(&format!("{name}:")), "names the file: {stderr}");
+    for piece in expected {
+        assert!(stderr.contains(piece), "expected {piece:?} in: {stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one clear message: {stderr}");
+    assert!(!out.exists(), "nothing may be written for bad input");
+}

@@ -7,6 +7,7 @@ mod common;
 mod determinism;
 mod docs;
 mod golden;
+mod models_input;
 mod queueing_theory;
 mod report_html;
 mod shard;
