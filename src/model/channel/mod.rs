@@ -48,11 +48,12 @@ const CHANNEL_PARAMS: &[ParamSpec] = &[
 ];
 
 /// `[client]`: a station's backoff after a collision, in slots (the slot is the strategy's base, so there is no
-/// `base`); the channel runs strategies only, not presets.
+/// `base`); the channel runs strategies only, not presets. `multiplier` came later: hashed only when set.
 const CHANNEL_CLIENT_PARAMS: &[ParamSpec] = &[
     client::strategy(Strategy::NAMES, "ethernet-beb"),
     client::max_attempts(u32::MAX as i64, ParamDefault::Value(Value::Count(16))),
     client::cap(ParamDefault::Value(Value::Duration(SimDuration::from_secs(3600)))),
+    client::multiplier(ParamDefault::Implied(Value::Real(2.0))),
 ];
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
@@ -183,7 +184,7 @@ impl SimModel for Channel {
             slots: point.count("slots")? as u64,
             retry: RetryPolicy {
                 strategy,
-                backoff: BackoffParams { base: slot, cap, multiplier: 2.0 },
+                backoff: BackoffParams { base: slot, cap, multiplier: point.real("multiplier")? },
                 max_attempts: Some(point.count("max_attempts")? as u32),
                 deadline: None,
                 retry_after: RetryAfterPolicy::Ignore,
