@@ -157,6 +157,23 @@ impl ParamSpec {
     }
 }
 
+/// `first` followed by `second`, at compile time (name lists built from two registries).
+pub(crate) const fn concat<const N: usize>(first: &[&'static str], second: &[&'static str]) -> [&'static str; N] {
+    assert!(first.len() + second.len() == N);
+    let mut names = [""; N];
+    let mut i = 0;
+    while i < first.len() {
+        names[i] = first[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < second.len() {
+        names[i + j] = second[j];
+        j += 1;
+    }
+    names
+}
+
 /// `first` followed by `second`, at compile time: a model's parameter groups with the limiters' knob groups.
 pub(crate) const fn concat_groups<const N: usize>(
     first: &[&'static [ParamSpec]],

@@ -296,16 +296,7 @@ pub(crate) fn retry_policy(point: &Point) -> Result<(RetryPolicy, Option<&'stati
         ParamError::new("strategy", format!("internal error: \"{name}\" is neither a strategy nor a preset"))
     })?;
     let strategy = match choice {
-        StrategyChoice::Preset(preset) => {
-            let policy = RetryPolicy {
-                strategy: preset.strategy,
-                backoff: preset.backoff,
-                max_attempts: preset.max_attempts,
-                deadline,
-                retry_after: RetryAfterPolicy::Honour,
-            };
-            return Ok((policy, Some(preset)));
-        }
+        StrategyChoice::Preset(preset) => return Ok((preset.policy(deadline), Some(preset))),
         StrategyChoice::Formula(strategy) => strategy,
     };
     let base = point.duration("base")?;

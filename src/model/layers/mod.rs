@@ -25,10 +25,9 @@ use super::distributions::{self, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{MetricSpec, RunOutput, RunSettings, SimModel};
 use crate::params::{
-    Choice, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, Section, Value, choices, concat_groups,
+    Choice, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, Section, Value, choices, concat, concat_groups,
 };
 use crate::policy::limiters::{Limiter, LimiterKind};
-use crate::policy::presets;
 use crate::policy::{Hedge, RetryAfterPolicy, RetryPolicy};
 use crate::time::SimDuration;
 use crate::workload::RateSchedule;
@@ -68,7 +67,7 @@ pub(crate) const PER_LAYER_KEYS: &[&str] = &[
 ];
 
 const PER_LAYER_AND_KNOB_KEYS: [&str; PER_LAYER_KEYS.len() + LimiterKind::KNOB_KEYS.len()] =
-    presets::concat(PER_LAYER_KEYS, LimiterKind::KNOB_KEYS);
+    concat(PER_LAYER_KEYS, LimiterKind::KNOB_KEYS);
 
 const GRAPH: PartTable = PartTable {
     table: "layer",

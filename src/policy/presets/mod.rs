@@ -21,7 +21,8 @@ mod systemd;
 mod tcp_rfc6298;
 
 use super::limiters::{Limiter, LimiterKind};
-use super::{BackoffParams, RetryPolicy, Strategy};
+use super::{BackoffParams, RetryAfterPolicy, RetryPolicy, Strategy};
+use crate::time::SimDuration;
 
 /// One named client policy.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -62,28 +63,8 @@ const fn preset_names<const N: usize>(presets: &[Preset]) -> [&'static str; N] {
     names
 }
 
-/// `first` followed by `second`, at compile time (for name lists built from two registries).
-pub(crate) const fn concat<const N: usize>(first: &[&'static str], second: &[&'static str]) -> [&'static str; N] {
-    assert!(first.len() + second.len() == N);
-    let mut names = [""; N];
-    let mut i = 0;
-    while i < first.len() {
-        names[i] = first[i];
-        i += 1;
-    }
-    let mut j = 0;
-    while j < second.len() {
-        names[i + j] = second[j];
-        j += 1;
-    }
-    names
-}
-
 /// The presets' names, in the order of [`ALL`].
 pub const NAMES: &[&str] = &preset_names::<{ ALL.len() }>(ALL);
-
-/// What the `strategy` parameter accepts: every strategy name, then every preset name.
-pub const STRATEGY_CHOICES: &[&str] = &concat::<{ Strategy::NAMES.len() + NAMES.len() }>(Strategy::NAMES, NAMES);
 
 impl Preset {
     /// The preset called `name`, if there is one.
@@ -91,10 +72,16 @@ impl Preset {
         ALL.iter().find(|preset| preset.name == name)
     }
 
-    /// `policy` with this preset's strategy, backoff parameters and attempts (its deadline and Retry-After
-    /// handling are kept).
-    pub fn apply(&self, policy: RetryPolicy) -> RetryPolicy {
-        RetryPolicy { strategy: self.strategy, backoff: self.backoff, max_attempts: self.max_attempts, ..policy }
+    /// The retry policy this preset ships: its strategy, backoff parameters and attempts, with the client's
+    /// `deadline`, honouring Retry-After.
+    pub fn policy(&self, deadline: Option<SimDuration>) -> RetryPolicy {
+        RetryPolicy {
+            strategy: self.strategy,
+            backoff: self.backoff,
+            max_attempts: self.max_attempts,
+            deadline,
+            retry_after: RetryAfterPolicy::Honour,
+        }
     }
 
     /// A fresh instance of this preset's limiter as it ships, if it has one.
