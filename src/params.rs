@@ -195,7 +195,7 @@ pub(crate) const fn concat_groups<const N: usize>(
 }
 
 /// A parameter whose value is one name out of a fixed list, read as an enum so that code matches on it
-/// exhaustively. Declare one with [`choices!`].
+/// exhaustively. Declared with the crate's `choices!` macro.
 pub trait Choice: Copy + 'static {
     /// The scenario-file names, in the order of `ALL`.
     const NAMES: &'static [&'static str];

@@ -1,7 +1,8 @@
 //! The systems under test, one file each. A model declares its parameters, metrics and timeline series, turns a
 //! sweep [`Point`] into a typed configuration, and runs one replicate on the engine.
 //!
-//! A new model is one new file implementing [`SimModel`] plus one line in `register_models!` below.
+//! A new model is one new file implementing the crate-internal `SimModel` trait plus one line in
+//! `register_models!` below.
 
 pub(crate) mod client;
 pub(crate) mod distributions;
@@ -196,12 +197,13 @@ macro_rules! register_models {
                 match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::simulate(config, run)),+ }
             }
 
-            /// See [`SimModel::service_names`].
+            /// Names of the services a trace's `layer` indexes (the layered model's graph); empty elsewhere.
             pub fn service_names(&self) -> Vec<String> {
                 match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::service_names(config)),+ }
             }
 
-            /// See [`SimModel::theory`].
+            /// The analytic value of `metric` when the swept parameter `x_key` takes the value `x`, for models with
+            /// a closed form.
             pub fn theory(&self, metric: &str, x_key: &str, x: f64) -> Option<f64> {
                 match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::theory(config, metric, x_key, x)),+ }
             }

@@ -1,10 +1,11 @@
 //! Named presets: complete client policies as real systems ship them. A preset fixes the backoff strategy with
-//! its base, cap and multiplier, the attempts allowed, and a retry limiter (a [`Limiter::preset`] name, or
-//! `"none"`), and says where the values come from.
+//! its base, cap and multiplier, the attempts allowed, and the retry limiter it ships with (a [`LimiterKind`], if
+//! any), and says where the values come from.
 //!
 //! Models accept a preset name wherever they accept a strategy name (`strategy = "grpc"`): the preset's backoff
 //! and attempts replace the `[client]` values, and its limiter applies when the model's own `limiter` is
-//! `"none"` (an explicit limiter wins). Attempt numbering is the crate's: `n` = attempts failed so far, the first
+//! `"none"` (an explicit limiter wins; the limiter's knobs tune it either way); a model that cannot run the
+//! limiter refuses the preset. Attempt numbering is the crate's: `n` = attempts failed so far, the first
 //! retry has `n = 1`.
 //!
 //! A preset is one file holding a `pub const PRESET: Preset` plus one line in [`ALL`]; a test fails if a file in
