@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 
-/// The hidden temporary path used while `target` is being written. It keeps `target`'s extension, because
-/// some writers (the PNG encoder) choose the format from it.
+/// The hidden temporary path used while `target` is being written. It keeps `target`'s extension, so a
+/// leftover still shows what kind of file it was.
 pub(crate) fn temporary_path(target: &Path) -> PathBuf {
     let name = target.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned());
     target.with_file_name(format!(".{}.partial-{name}", std::process::id()))

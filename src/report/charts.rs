@@ -5,7 +5,11 @@
 //! - the timeline as small multiples: one panel per series on the same y scale, so waves compare at a glance;
 //! - the heatmaps and grouped bars `[charts]` asks for (`heatmap.rs`, `grouped_bars.rs`).
 //!
-//! PNGs are drawn with the DejaVu Sans font shipped in `assets/fonts`, so no system font library is needed.
+//! plotters draws each chart once, as SVG; its PNG is that SVG rasterised by resvg (`rasterise.rs`), so the PNG
+//! shows exactly the SVG's text. plotters' own bitmap text (ab_glyph) dropped and overlapped glyphs. Both use the
+//! DejaVu Sans faces shipped in `assets/fonts` and compiled in: plotters measures text with them to lay the chart
+//! out, resvg draws the text with them. No system font is loaded, so no font library is needed and a chart's PNG
+//! is the same bytes on every machine.
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -15,9 +19,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::aggregate::Aggregate;
-use super::atomic::{commit, temporary_path, write_atomic};
+use super::atomic::write_atomic;
 use super::grouped_bars::GroupedBars;
 use super::heatmap::Heatmap;
+use super::rasterise::svg_to_png;
 use super::tables::format_number;
 use crate::Error;
 use crate::model::MetricSpec;
@@ -43,14 +48,17 @@ pub(super) const PALETTE: [RGBColor; 10] = [
 pub(super) const GREY: RGBColor = RGBColor(90, 90, 90);
 pub(super) const GRID: RGBColor = RGBColor(225, 225, 225);
 
+/// The bundled faces: regular for most text, bold for titles and panel labels.
+pub(super) const DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+pub(super) const DEJAVU_SANS_BOLD: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans-Bold.ttf");
+
 static FONT_REGISTRATION: Once = Once::new();
 
-/// Registers the shipped font with plotters (once per process).
+/// Registers the shipped faces with plotters, which measures text with them (once per process).
 fn register_font() {
     FONT_REGISTRATION.call_once(|| {
-        let bytes: &'static [u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
-        for style in [FontStyle::Normal, FontStyle::Bold] {
-            // The font is compiled in and known to parse; a failure would only lose text, not the chart.
+        for (style, bytes) in [(FontStyle::Normal, DEJAVU_SANS), (FontStyle::Bold, DEJAVU_SANS_BOLD)] {
+            // The font is compiled in and known to parse; a failure would only misplace text, not lose the chart.
             let _ = plotters::style::register_font(FONT, style, bytes);
         }
     });
@@ -457,18 +465,10 @@ fn render(chart: &Chart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         draw(chart, &root).map_err(|message| Error::Chart { path: svg_path.clone(), message })?;
     }
-    write_atomic(&svg_path, svg.as_bytes())?;
-
     let png_path = stem.with_extension("png");
-    let temporary = temporary_path(&png_path);
-    {
-        let root = BitMapBackend::new(&temporary, size).into_drawing_area();
-        draw(chart, &root).map_err(|message| {
-            let _ = std::fs::remove_file(&temporary);
-            Error::Chart { path: png_path.clone(), message }
-        })?;
-    }
-    commit(&temporary, &png_path)?;
+    let png = svg_to_png(&svg, size).map_err(|message| Error::Chart { path: png_path.clone(), message })?;
+    write_atomic(&svg_path, svg.as_bytes())?;
+    write_atomic(&png_path, &png)?;
     Ok(vec![svg_path, png_path])
 }
 

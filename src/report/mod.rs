@@ -8,6 +8,7 @@ mod grouped_bars;
 mod heatmap;
 mod html;
 mod manifest;
+mod rasterise;
 pub(crate) mod read;
 mod tables;
 pub mod terminal;
