@@ -188,7 +188,7 @@ fn report_renders_in_headless_chromium() {
 
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&screenshot).unwrap()));
     let mut reader = decoder.read_info().expect("a valid PNG");
-    let mut pixels = vec![0; reader.output_buffer_size()];
+    let mut pixels = vec![0; reader.output_buffer_size().expect("a PNG small enough to decode")];
     let frame = reader.next_frame(&mut pixels).expect("a decodable PNG");
     assert_eq!((frame.width, frame.height), (width, height));
     let channels = frame.color_type.samples();
