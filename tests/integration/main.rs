@@ -8,6 +8,7 @@ mod determinism;
 mod docs;
 mod golden;
 mod models_input;
+mod png_text;
 mod queueing_theory;
 mod report_html;
 mod shard;
