@@ -1,6 +1,6 @@
 //! Engine throughput on the OCC model, in events per second (criterion reports it as "elem/s").
 //!
-//! Run: `cargo bench --bench engine`. The README's performance section quotes these figures.
+//! Run: `cargo bench --bench engine`. docs/performance.md quotes these figures.
 
 use std::hint::black_box;
 
