@@ -151,7 +151,11 @@ pub(crate) fn refusal_hint(key: &str, name: &str) -> Option<String> {
     match key {
         "strategy" => {
             let Some(StrategyChoice::Preset(preset)) = StrategyChoice::from_name(name) else { return None };
-            let limiter = preset.limiter?;
+            let Some(limiter) = preset.limiter else {
+                return Some(format!(
+                    "the {name} preset is a whole client policy, and this model takes backoff strategies only"
+                ));
+            };
             Some(if limiter.one_process() {
                 format!("the {name} preset brings the {limiter} limiter, which {one_process}")
             } else {
@@ -198,15 +202,15 @@ pub(crate) const fn multiplier(default: ParamDefault) -> ParamSpec {
     )
 }
 
-/// `max_attempts`, at most `max`.
+/// `max_attempts`, at most `max`; the help says what unset means only where it can be unset.
 pub(crate) const fn max_attempts(max: i64, default: ParamDefault) -> ParamSpec {
-    ParamSpec::new(
-        Section::Client,
-        "max_attempts",
-        ParamKind::Count { min: 1, max },
-        default,
-        "attempts allowed per call, the first try included (unset: unlimited)",
-    )
+    let help = match default {
+        ParamDefault::Unset => "attempts allowed per call, the first try included (unset: unlimited)",
+        ParamDefault::Required | ParamDefault::Implied(_) | ParamDefault::Value(_) => {
+            "attempts allowed per call, the first try included"
+        }
+    };
+    ParamSpec::new(Section::Client, "max_attempts", ParamKind::Count { min: 1, max }, default, help)
 }
 
 /// `deadline`.

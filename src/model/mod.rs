@@ -1,4 +1,4 @@
-//! The systems under test, one file each. A model declares its parameters, metrics and timeline series, turns a
+//! The systems under test, one file (or folder) each. A model declares its parameters, metrics and timeline series, turns a
 //! sweep [`Point`] into a typed configuration, and runs one replicate on the engine.
 //!
 //! A new model is one new file implementing the crate-internal `SimModel` trait plus one line in

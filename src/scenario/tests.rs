@@ -380,6 +380,12 @@ fn a_model_refuses_what_it_cannot_run_and_lists_what_it_can() {
         "{message}"
     );
     assert!(message.contains("k8s-crashloop") && message.contains("full-jitter"), "{message}");
+    let channel = "schema_version = 1\n[model]\nkind = \"channel\"\n[client]\nstrategy = \"k8s-crashloop\"\n";
+    let message = error_of(channel);
+    assert!(
+        message.contains("the k8s-crashloop preset is a whole client policy, and this model takes backoff"),
+        "{message}"
+    );
     let server = "schema_version = 1\n[model]\nkind = \"server\"\n[workload]\nkind = \"open\"\n[client]\nlimiter = \"systemd\"\n";
     let message = plan(&parse(server).unwrap()).err().expect("systemd with many clients is refused").to_string();
     assert!(message.contains("client.limiter: systemd's start limit counts the starts of one unit"), "{message}");

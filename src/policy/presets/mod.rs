@@ -8,8 +8,8 @@
 //! limiter refuses the preset. Attempt numbering is the crate's: `n` = attempts failed so far, the first
 //! retry has `n = 1`.
 //!
-//! A preset is one file holding a `pub const PRESET: Preset` plus one line in [`ALL`]; a test fails if a file in
-//! this folder is not registered.
+//! A preset is one file holding a `pub(super) const PRESET: Preset`, plus its `mod` line and its entry in [`ALL`]
+//! below; a test fails if a file in this folder is not registered.
 
 mod aws_sdk_adaptive;
 mod aws_sdk_standard;
