@@ -10,7 +10,7 @@
 use super::trace::{MAX_TRACE_SPANS, Span};
 use super::distributions::{self, TimeDistribution};
 use super::client;
-use super::{MetricSpec, RunOutput, RunSettings};
+use super::{RunOutput, RunSettings};
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
@@ -58,12 +58,12 @@ const FANOUT_PARAMS: &[ParamSpec] = &[
 const HEDGE_PARAMS: &[ParamSpec] = &[client::HEDGE, client::hedge_delay(client::millis(50)), client::HEDGE_PERCENTILE];
 
 /// The timeline's one series, counted per bucket.
-mod series {
+pub(super) mod series {
     series! { HEDGES = "hedges" }
 }
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
-mod metric {
+pub(super) mod metric {
     metrics! {
         SLOW_FRACTION = "slow_fraction": "requests that took at least slow_threshold",
         LATENCY_P50_MS = "latency_p50_ms": "median request latency (the slowest leaf)",
@@ -88,12 +88,6 @@ impl SimModel for Fanout {
     const KIND: &'static str = "fanout";
     const ABOUT: &'static str = "fan-out to many leaves, with hedged requests (The Tail at Scale)";
     const PARAMS: &'static [&'static [ParamSpec]] = &[FANOUT_PARAMS, HEDGE_PARAMS];
-    const METRICS: &'static [MetricSpec] = metric::SPECS;
-    #[cfg(test)]
-    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
-    const TIMELINE: &'static [&'static str] = series::NAMES;
-    #[cfg(test)]
-    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["slow_fraction", "latency_p99_ms", "extra_load"];
 
     type Config = FanoutConfig;

@@ -48,9 +48,9 @@ impl RunSettings {
 /// What one replicate measured.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunOutput {
-    /// One value per entry of the model's `METRICS`, in that order.
+    /// One value per metric of the model (its `metric::SPECS`), in that order.
     pub metrics: Vec<f64>,
-    /// Bucket-major: for each timeline bucket, one value per entry of the model's `TIMELINE`.
+    /// Bucket-major: for each timeline bucket, one value per series of the model (its `series::NAMES`).
     pub timeline: Vec<f64>,
     /// Events the engine delivered.
     pub events: u64,
@@ -64,23 +64,14 @@ pub struct RunOutput {
     pub spans: Vec<trace::Span>,
 }
 
-/// A simulated system.
+/// A simulated system. Its module also declares its output columns, by convention in two child modules the
+/// registry reads: `metric` (with [`metrics!`]) and `series` (with [`series!`]).
 pub(crate) trait SimModel {
     /// The value of `kind` in the scenario's `[model]` table.
     const KIND: &'static str;
     const ABOUT: &'static str;
     /// Its own `[model]` parameters followed by any shared ones (such as the `[client]` policy).
     const PARAMS: &'static [&'static [ParamSpec]];
-    const METRICS: &'static [MetricSpec];
-    /// The index constants of [`metrics!`] with their values: `("CALLS", 0)`, … (for the test that ties them to
-    /// their columns).
-    #[cfg(test)]
-    const METRIC_INDICES: &'static [(&'static str, usize)];
-    /// The series recorded per timeline bucket.
-    const TIMELINE: &'static [&'static str];
-    /// The index constants of [`series!`] with their values.
-    #[cfg(test)]
-    const SERIES_INDICES: &'static [(&'static str, usize)];
     /// The metrics charted against the sweep's x axis when the scenario does not choose.
     const DEFAULT_CHART_METRICS: &'static [&'static str];
     /// Named parts a scenario may declare in tables of their own (the services of a call graph).
@@ -113,29 +104,29 @@ pub(crate) trait SimModel {
 /// series (`NAMES` instead of `SPECS`), indexing each bucket of [`RunOutput::timeline`].
 macro_rules! metrics {
     ($($(#[$doc:meta])* $index:ident = $name:literal : $help:expr),+ $(,)?) => {
-        #[allow(clippy::upper_case_acronyms, non_camel_case_types, dead_code)]
-        #[repr(usize)]
-        enum Position { $($index),+ }
-        $($(#[$doc])* #[allow(dead_code)] pub(crate) const $index: usize = Position::$index as usize;)+
-        #[allow(dead_code)]
-        pub(crate) const COUNT: usize = [$($name),+].len();
+        column_indices!($($(#[$doc])* $index = $name),+);
         pub(crate) const SPECS: &[$crate::model::MetricSpec] =
             &[$($crate::model::MetricSpec { name: $name, help: $help }),+];
-        #[cfg(test)]
-        pub(crate) const INDICES: &[(&str, usize)] = &[$((stringify!($index), $index)),+];
     };
 }
 
 /// See [`metrics!`].
 macro_rules! series {
     ($($(#[$doc:meta])* $index:ident = $name:literal),+ $(,)?) => {
+        column_indices!($($(#[$doc])* $index = $name),+);
+        pub(crate) const NAMES: &[&str] = &[$($name),+];
+    };
+}
+
+/// The index constants of [`metrics!`] and [`series!`]: 0, 1, 2, … in the order written.
+macro_rules! column_indices {
+    ($($(#[$doc:meta])* $index:ident = $name:literal),+) => {
         #[allow(clippy::upper_case_acronyms, non_camel_case_types, dead_code)]
         #[repr(usize)]
         enum Position { $($index),+ }
         $($(#[$doc])* #[allow(dead_code)] pub(crate) const $index: usize = Position::$index as usize;)+
         #[allow(dead_code)]
         pub(crate) const COUNT: usize = [$($name),+].len();
-        pub(crate) const NAMES: &[&str] = &[$($name),+];
         #[cfg(test)]
         pub(crate) const INDICES: &[(&str, usize)] = &[$((stringify!($index), $index)),+];
     };
@@ -169,15 +160,15 @@ macro_rules! register_models {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::PARAMS),+ }
             }
             pub fn metrics(self) -> &'static [MetricSpec] {
-                match self { $(ModelKind::$variant => <$module::$model as SimModel>::METRICS),+ }
+                match self { $(ModelKind::$variant => $module::metric::SPECS),+ }
             }
             /// The index constants of the model's metrics and timeline series, as (name, value).
             #[cfg(test)]
             pub(crate) fn index_constants(self) -> [&'static [(&'static str, usize)]; 2] {
-                match self { $(ModelKind::$variant => [<$module::$model as SimModel>::METRIC_INDICES, <$module::$model as SimModel>::SERIES_INDICES]),+ }
+                match self { $(ModelKind::$variant => [$module::metric::INDICES, $module::series::INDICES]),+ }
             }
             pub fn timeline_series(self) -> &'static [&'static str] {
-                match self { $(ModelKind::$variant => <$module::$model as SimModel>::TIMELINE),+ }
+                match self { $(ModelKind::$variant => $module::series::NAMES),+ }
             }
             pub fn default_chart_metrics(self) -> &'static [&'static str] {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::DEFAULT_CHART_METRICS),+ }

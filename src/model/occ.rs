@@ -12,7 +12,7 @@ use rand_distr::{Distribution, Normal};
 use super::client;
 use super::distributions;
 use super::trace::Tracer;
-use super::{MetricSpec, RunOutput, RunSettings, SimModel};
+use super::{RunOutput, RunSettings, SimModel};
 use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
 use crate::metrics::BucketCounter;
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
@@ -52,12 +52,12 @@ const OCC_CLIENT_PARAMS: &[ParamSpec] = &[
 ];
 
 /// The timeline's one series, counted per bucket.
-mod series {
+pub(super) mod series {
     series! { CALLS = "calls" }
 }
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
-mod metric {
+pub(super) mod metric {
     metrics! {
         CALLS = "calls": "server WRITE calls (the study's measure of work)",
         READS = "reads": "server READ calls",
@@ -84,12 +84,6 @@ impl SimModel for Occ {
     const KIND: &'static str = "occ";
     const ABOUT: &'static str = "one OCC row under contention, as in the AWS 2015 backoff-and-jitter study";
     const PARAMS: &'static [&'static [ParamSpec]] = &[OCC_PARAMS, OCC_CLIENT_PARAMS];
-    const METRICS: &'static [MetricSpec] = metric::SPECS;
-    #[cfg(test)]
-    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
-    const TIMELINE: &'static [&'static str] = series::NAMES;
-    #[cfg(test)]
-    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "completion_ms"];
 
     type Config = OccConfig;

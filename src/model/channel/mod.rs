@@ -17,7 +17,7 @@ use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
 use rand_distr::{Distribution, Poisson};
 
-use super::{MetricSpec, RunOutput, RunSettings};
+use super::{RunOutput, RunSettings};
 use super::client;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
@@ -57,7 +57,7 @@ const CHANNEL_CLIENT_PARAMS: &[ParamSpec] = &[
 ];
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
-mod metric {
+pub(super) mod metric {
     metrics! {
         THROUGHPUT = "throughput": "S: fraction of time carrying successful frames",
         OFFERED_LOAD = "offered_load": "G: transmission attempts per slot (ALOHA) or per frame time",
@@ -77,7 +77,7 @@ mod metric {
 
 /// The timeline's series: counted per bucket, then the busiest station's share of the bucket's successes (1
 /// when one station hogs the channel) and the backlog.
-mod series {
+pub(super) mod series {
     series! {
         SUCCESSES = "successes",
         COLLISIONS = "collisions",
@@ -132,12 +132,6 @@ impl SimModel for Channel {
     const KIND: &'static str = "channel";
     const ABOUT: &'static str = "a shared channel: pure and slotted ALOHA, Ethernet CSMA/CD with backoff, ideal contention";
     const PARAMS: &'static [&'static [ParamSpec]] = &[CHANNEL_PARAMS, CHANNEL_CLIENT_PARAMS];
-    const METRICS: &'static [MetricSpec] = metric::SPECS;
-    #[cfg(test)]
-    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
-    const TIMELINE: &'static [&'static str] = series::NAMES;
-    #[cfg(test)]
-    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["throughput", "collisions"];
 
     type Config = ChannelConfig;

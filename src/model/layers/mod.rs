@@ -23,7 +23,7 @@ mod tests;
 use super::client::{self, LimiterSetting};
 use super::distributions::{self, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
-use super::{MetricSpec, RunOutput, RunSettings, SimModel};
+use super::{RunOutput, RunSettings, SimModel};
 use crate::params::{
     Choice, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, Section, Value, choices, concat, concat_groups,
 };
@@ -214,7 +214,7 @@ const PARAMS: [&[ParamSpec]; 3 + LimiterKind::KNOBS.len()] =
     concat_groups(&[LAYER_PARAMS, LAYER_WORKLOAD_PARAMS, LAYER_CLIENT_PARAMS], LimiterKind::KNOBS);
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
-mod metric {
+pub(super) mod metric {
     metrics! {
         REQUESTS = "requests": "user requests",
         SUCCESS_RATE = "success_rate": "user requests that succeeded",
@@ -263,7 +263,7 @@ const _: () = assert!(
 );
 
 /// The timeline's series, counted per bucket.
-mod series {
+pub(super) mod series {
     series! {
         /// Attempts arriving at the bottom services.
         BOTTOM_CALLS = "bottom_calls",
@@ -331,12 +331,6 @@ impl SimModel for Layers {
     const KIND: &'static str = "layers";
     const ABOUT: &'static str = "a graph of services that each retry: amplification across layers";
     const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
-    const METRICS: &'static [MetricSpec] = metric::SPECS;
-    #[cfg(test)]
-    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
-    const TIMELINE: &'static [&'static str] = series::NAMES;
-    #[cfg(test)]
-    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["bottom_calls", "amplification", "success_rate"];
     const PARTS: Option<&'static PartTable> = Some(&GRAPH);
 

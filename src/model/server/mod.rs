@@ -24,7 +24,7 @@ mod tests;
 
 pub(crate) use config::ServerConfig;
 
-use super::{MetricSpec, RunOutput, RunSettings, SimModel};
+use super::{RunOutput, RunSettings, SimModel};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};
 use crate::policy::limiters::LimiterKind;
 
@@ -32,7 +32,7 @@ use crate::policy::limiters::LimiterKind;
 pub(crate) struct Server;
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
-mod metric {
+pub(super) mod metric {
     metrics! {
         CALLS = "calls": "attempts reaching the server, rejected ones included",
         REQUESTS = "requests": "unique requests (first tries)",
@@ -68,7 +68,7 @@ mod metric {
 }
 
 /// The timeline's series: counted per bucket, then the queue's length (a level: its maximum in the bucket).
-mod series {
+pub(super) mod series {
     series! {
         CALLS = "calls",
         GOODPUT = "goodput",
@@ -87,12 +87,6 @@ impl SimModel for Server {
     const KIND: &'static str = "server";
     const ABOUT: &'static str = "a server with workers and a bounded FIFO queue; clients time out and retry";
     const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
-    const METRICS: &'static [MetricSpec] = metric::SPECS;
-    #[cfg(test)]
-    const METRIC_INDICES: &'static [(&'static str, usize)] = metric::INDICES;
-    const TIMELINE: &'static [&'static str] = series::NAMES;
-    #[cfg(test)]
-    const SERIES_INDICES: &'static [(&'static str, usize)] = series::INDICES;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
 
     type Config = ServerConfig;
