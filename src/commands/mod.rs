@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::Error;
-use crate::model::ModelKind;
 use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
@@ -188,12 +187,7 @@ fn write_trace(
         trace: true,
     };
     let output = point.config.simulate(run_settings);
-    let owner_label = match scenario.model {
-        ModelKind::Occ => "client",
-        ModelKind::Channel => "station",
-        ModelKind::Server if point_value(scenario, point, "kind").as_deref() != Some("open") => "client",
-        ModelKind::Server | ModelKind::Layers | ModelKind::Fanout => "request",
-    };
+    let owner_label = point.config.trace_owner();
     let strategy = point_value(scenario, point, "strategy").unwrap_or_else(|| "-".into());
     let point_id = point.id();
     let context = report::trace::TraceContext {

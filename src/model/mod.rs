@@ -95,6 +95,11 @@ pub(crate) trait SimModel {
     fn service_names(_config: &Self::Config) -> Vec<String> {
         Vec::new()
     }
+
+    /// What a trace's span owner is: a client, a station, a request.
+    fn trace_owner(_config: &Self::Config) -> &'static str {
+        "request"
+    }
 }
 
 /// Declares a model's output columns once. `metrics! { CALLS = "calls": "help", … }` defines `SPECS` (the
@@ -191,6 +196,11 @@ macro_rules! register_models {
             /// Names of the services a trace's `layer` indexes (the layered model's graph); empty elsewhere.
             pub fn service_names(&self) -> Vec<String> {
                 match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::service_names(config)),+ }
+            }
+
+            /// What a trace's span owner is: a client, a station, a request.
+            pub fn trace_owner(&self) -> &'static str {
+                match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::trace_owner(config)),+ }
             }
 
             /// The analytic value of `metric` when the swept parameter `x_key` takes the value `x`, for models with

@@ -99,6 +99,10 @@ impl SimModel for Occ {
         Ok(OccConfig { clients, network, retry: client::retry_policy(point)?.0 })
     }
 
+    fn trace_owner(_: &OccConfig) -> &'static str {
+        "client"
+    }
+
     fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {
         if run_settings.trace { simulate_with::<true>(config, run_settings) } else { simulate_with::<false>(config, run_settings) }
     }

@@ -186,6 +186,10 @@ impl SimModel for Channel {
         })
     }
 
+    fn trace_owner(_: &ChannelConfig) -> &'static str {
+        "station"
+    }
+
     fn simulate(config: &ChannelConfig, run: RunSettings) -> RunOutput {
         if run.trace { simulate_with::<true>(config, run) } else { simulate_with::<false>(config, run) }
     }

@@ -27,6 +27,7 @@ pub(crate) use config::ServerConfig;
 use super::{RunOutput, RunSettings, SimModel};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};
 use crate::policy::limiters::LimiterKind;
+use crate::workload::Arrivals;
 
 /// The contended-server model (scenario `kind = "server"`).
 pub(crate) struct Server;
@@ -93,6 +94,14 @@ impl SimModel for Server {
 
     fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
         config::configure(point)
+    }
+
+    /// Open-loop requests have no client of their own: each is its own owner.
+    fn trace_owner(config: &ServerConfig) -> &'static str {
+        match config.workload.arrivals {
+            Arrivals::Burst { .. } | Arrivals::Closed { .. } => "client",
+            Arrivals::Open { .. } => "request",
+        }
     }
 
     fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
