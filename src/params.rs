@@ -82,14 +82,6 @@ impl ParamDefault {
         ParamDefault::Value(Value::Duration(SimDuration::from_millis(millis)))
     }
 
-    /// The value a point reads when the scenario sets none, if any.
-    pub fn value(&self) -> Option<&Value> {
-        match self {
-            ParamDefault::Implied(value) | ParamDefault::Value(value) => Some(value),
-            ParamDefault::Required | ParamDefault::Unset => None,
-        }
-    }
-
     /// The value written into a fresh point (hashed into its seed): `Implied` defaults are not.
     pub fn hashed_value(&self) -> Option<Value> {
         match self {

@@ -13,7 +13,6 @@ use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Poin
 use crate::policy::limiters::{Limiter, LimiterKind};
 use crate::policy::presets::{self, Preset};
 use crate::policy::{BackoffParams, Hedge, HedgeMode, RetryAfterPolicy, RetryPolicy, Strategy};
-use crate::time::SimDuration;
 
 /// What `strategy` names: a backoff formula with the client's own values, or a preset.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -347,15 +346,11 @@ pub(crate) fn limiter_setting(point: &Point, preset: Option<&Preset>) -> Result<
     Ok(LimiterSetting::Shipped(shipped.build(point)?))
 }
 
-/// The default of a duration key, `millis` milliseconds, hashed into seeds.
-pub(crate) const fn millis(millis: u64) -> ParamDefault {
-    ParamDefault::Value(Value::Duration(SimDuration::from_millis(millis)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::ModelKind;
+    use crate::time::SimDuration;
 
     fn server_point(changes: &[(&str, Value)]) -> Point {
         ModelKind::Server.point_with(changes)

@@ -35,15 +35,15 @@ const FANOUT_PARAMS: &[ParamSpec] = &[
         "leaf servers every request calls in parallel",
     ),
     distributions::service("bimodal"),
-    distributions::service_mean(client::millis(10)),
-    distributions::service_sd(client::millis(10)),
-    distributions::slow_service(client::millis(1000)),
+    distributions::service_mean(ParamDefault::millis(10)),
+    distributions::service_sd(ParamDefault::millis(10)),
+    distributions::slow_service(ParamDefault::millis(1000)),
     distributions::slow_probability(0.01),
     ParamSpec::new(
         Section::Model,
         "slow_threshold",
         ParamKind::Duration,
-        client::millis(500),
+        ParamDefault::millis(500),
         "a request taking at least this long counts as slow",
     ),
     ParamSpec::new(
@@ -55,7 +55,7 @@ const FANOUT_PARAMS: &[ParamSpec] = &[
     ),
 ];
 
-const HEDGE_PARAMS: &[ParamSpec] = &[client::HEDGE, client::hedge_delay(client::millis(50)), client::HEDGE_PERCENTILE];
+const HEDGE_PARAMS: &[ParamSpec] = &[client::HEDGE, client::hedge_delay(ParamDefault::millis(50)), client::HEDGE_PERCENTILE];
 
 /// The timeline's one series, counted per bucket.
 pub(super) mod series {

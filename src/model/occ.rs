@@ -31,12 +31,12 @@ const OCC_PARAMS: &[ParamSpec] = &[
         ParamDefault::Required,
         "clients contending for the row, all starting at t = 0",
     ),
-    distributions::network_delay(client::millis(10)).formerly(Section::Model, "network_mean"),
+    distributions::network_delay(ParamDefault::millis(10)).formerly(Section::Model, "network_mean"),
     ParamSpec::new(
         Section::Model,
         "network_sd",
         ParamKind::Duration,
-        client::millis(2),
+        ParamDefault::millis(2),
         "standard deviation of one network hop: each takes |Normal(network_delay, network_sd)|",
     ),
 ];
@@ -44,8 +44,8 @@ const OCC_PARAMS: &[ParamSpec] = &[
 /// `[client]`: the OCC model simulates no retry limiter, so it runs the presets that ship none.
 const OCC_CLIENT_PARAMS: &[ParamSpec] = &[
     client::strategy(client::POLICIES_WITHOUT_LIMITER, "full-jitter"),
-    client::base(client::millis(5)),
-    client::cap(client::millis(2000)),
+    client::base(ParamDefault::millis(5)),
+    client::cap(ParamDefault::millis(2000)),
     client::multiplier(ParamDefault::Value(Value::Real(2.0))),
     client::max_attempts(u32::MAX as i64, ParamDefault::Unset),
     client::DEADLINE,

@@ -146,13 +146,13 @@ const LAYER_PARAMS: &[ParamSpec] = &[
         "calls a service's queue holds; a call finding it full fails at once (unset: unbounded)",
     ),
     distributions::service("constant"),
-    distributions::service_mean(client::millis(1)).formerly(Section::Model, "service_time"),
-    distributions::service_sd(client::millis(1)),
-    distributions::slow_service(client::millis(1000)),
+    distributions::service_mean(ParamDefault::millis(1)).formerly(Section::Model, "service_time"),
+    distributions::service_sd(ParamDefault::millis(1)),
+    distributions::slow_service(ParamDefault::millis(1000)),
     distributions::slow_probability(0.01),
     client::limiter(client::LIMITERS_FOR_SHARED_CALLERS).formerly(Section::Model, "limiter"),
     client::budget(0.2).formerly(Section::Model, "budget"),
-    distributions::network_delay(client::millis(1)).formerly(Section::Model, "hop_delay"),
+    distributions::network_delay(ParamDefault::millis(1)).formerly(Section::Model, "hop_delay"),
     distributions::network("constant"),
 ];
 
@@ -184,8 +184,8 @@ const LAYER_WORKLOAD_PARAMS: &[ParamSpec] = &[
 /// they are hashed only when set.
 const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
     client::strategy(client::POLICIES_FOR_SHARED_CALLERS, "full-jitter"),
-    client::base(client::millis(10)),
-    client::cap(client::millis(1000)),
+    client::base(ParamDefault::millis(10)),
+    client::cap(ParamDefault::millis(1000)),
     client::TIMEOUT,
     client::HEDGE,
     param(
@@ -196,7 +196,7 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
         "which callers hedge (when `hedge` is on): every one, only the user's client, or only the callers of the \
          bottom services",
     ),
-    client::hedge_delay(client::millis(50)),
+    client::hedge_delay(ParamDefault::millis(50)),
     client::HEDGE_PERCENTILE,
     ParamSpec::new(
         Section::Client,

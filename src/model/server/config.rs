@@ -1,7 +1,7 @@
 //! A point of the server model, checked as a whole and turned into a typed [`ServerConfig`].
 
 use super::params::{OnTimeout, OutageKind};
-use crate::model::client::{self, LimiterSetting};
+use crate::model::client::{self, LimiterChoice, LimiterSetting};
 use crate::model::distributions::TimeDistribution;
 use crate::model::faults::{FaultKind, FaultWindow, Faults};
 use crate::params::{ParamError, Point, Switch, Value};
@@ -165,7 +165,10 @@ fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Worklo
     if one_client {
         return Ok(());
     }
-    let key = if point.choice("limiter")? == "none" { "strategy" } else { "limiter" };
+    let key = match LimiterChoice::from_name(point.choice("limiter")?) {
+        Some(LimiterChoice::None) => "strategy",
+        Some(LimiterChoice::Budget | LimiterChoice::Shipped(_)) | None => "limiter",
+    };
     Err(ParamError::new(
         key,
         "systemd's start limit counts the starts of one unit, and the server model shares one limiter among all its \
