@@ -122,6 +122,18 @@ pub enum Command {
     },
     /// List every backoff strategy with its formula, and the models with their parameters.
     Strategies,
+    /// What every metric and timeline series means: unit, meaning, how replicates are summarised.
+    #[command(after_help = "Examples:\n  \
+        retrylab metrics server\n  \
+        retrylab metrics --markdown > docs/metrics.md")]
+    Metrics {
+        /// Only this model's metrics (occ, server, channel, layers, fanout) [default: every model].
+        #[arg(value_name = "MODEL")]
+        model: Option<String>,
+        /// Write the reference as the Markdown page docs/metrics.md is.
+        #[arg(long)]
+        markdown: bool,
+    },
     /// Draw results folders in the terminal: the timeline of every point as Unicode bars, and the summary table.
     #[command(after_help = "Width: $COLUMNS, else the terminal's, else 100. Colour only on a terminal and when \
         NO_COLOR is unset.\n\n\

@@ -2,6 +2,7 @@
 //! `sharded`), and (in `view`) `show`, `plot` and `compare`. The binary only parses arguments and maps errors to
 //! exit codes.
 
+mod metrics;
 mod sharded;
 mod strategies;
 mod view;
@@ -17,6 +18,7 @@ use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
+pub use metrics::metrics;
 pub use sharded::merge;
 use sharded::run_one;
 pub use strategies::strategies;

@@ -59,18 +59,18 @@ const HEDGE_PARAMS: &[ParamSpec] = &[client::HEDGE, client::hedge_delay(ParamDef
 
 /// The timeline's one series, counted per bucket.
 pub(super) mod series {
-    series! { HEDGES = "hedges" }
+    series! { HEDGES = "hedges": "hedged copies sent in the bucket" }
 }
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 pub(super) mod metric {
     metrics! {
-        SLOW_FRACTION = "slow_fraction": "requests that took at least slow_threshold",
-        LATENCY_P50_MS = "latency_p50_ms": "median request latency (the slowest leaf)",
-        LATENCY_P99_MS = "latency_p99_ms": "99th percentile of request latency",
-        LATENCY_P999_MS = "latency_p999_ms": "99.9th percentile of request latency",
-        EXTRA_LOAD = "extra_load": "hedged copies sent, per leaf call",
-        EVENTS = "events": "leaf calls, hedges included",
+        SLOW_FRACTION = "slow_fraction" (Fraction): "requests that took at least slow_threshold",
+        LATENCY_P50_MS = "latency_p50_ms" (Milliseconds): "median request latency (the slowest leaf)",
+        LATENCY_P99_MS = "latency_p99_ms" (Milliseconds): "99th percentile of request latency",
+        LATENCY_P999_MS = "latency_p999_ms" (Milliseconds): "99.9th percentile of request latency",
+        EXTRA_LOAD = "extra_load" (Ratio): "hedged copies sent, per leaf call",
+        EVENTS = "events" (Count): "leaf calls, hedges included",
     }
 }
 

@@ -17,7 +17,59 @@ use crate::time::SimDuration;
 #[derive(Debug)]
 pub struct MetricSpec {
     pub name: &'static str,
+    /// What it means, in one line: the metrics reference, chart titles and report.html read it.
     pub help: &'static str,
+    pub unit: Unit,
+    /// The name it was published under, before a rename; still accepted where a scenario names a metric.
+    pub formerly: Option<&'static str>,
+}
+
+impl MetricSpec {
+    /// Whether `name` names this metric, by its name or its former name.
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.name == name || self.formerly == Some(name)
+    }
+}
+
+/// What a metric's number is: it decides the label of a chart's axis, the range the metric's intervals stay in,
+/// and how the reference describes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// A number of things in one run (calls, requests, events).
+    Count,
+    /// A number of things divided by the run's user requests.
+    PerRequest,
+    /// A share, from 0 to 1.
+    Fraction,
+    /// 1 when something happened in the run, else 0; over replicates, the proportion of runs.
+    Outcome,
+    Milliseconds,
+    PerSecond,
+    /// A ratio of two quantities, 0 or more, with no upper bound (a peak over a mean, collisions per frame).
+    Ratio,
+}
+
+impl Unit {
+    /// The unit as an axis label or a reference entry shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Count => "count",
+            Unit::PerRequest => "per request",
+            Unit::Fraction => "fraction, 0 to 1",
+            Unit::Outcome => "share of runs, 0 to 1",
+            Unit::Milliseconds => "ms",
+            Unit::PerSecond => "per second",
+            Unit::Ratio => "ratio",
+        }
+    }
+
+    /// The range every run's value, and so every interval of their mean, lies in.
+    pub fn domain(self) -> (f64, f64) {
+        match self {
+            Unit::Fraction | Unit::Outcome => (0.0, 1.0),
+            Unit::Count | Unit::PerRequest | Unit::Milliseconds | Unit::PerSecond | Unit::Ratio => (0.0, f64::INFINITY),
+        }
+    }
 }
 
 /// How one replicate runs: its seed, the timeline's bucket width, and a cap on events.
@@ -102,24 +154,41 @@ pub(crate) trait SimModel {
     }
 }
 
-/// Declares a model's output columns once. `metrics! { CALLS = "calls": "help", … }` defines `SPECS` (the
+/// Declares a model's output columns once. `metrics! { CALLS = "calls" (Count): "help", … }` (a unit of
+/// [`Unit`], and `formerly "old"` after it for a renamed metric) defines `SPECS` (the
 /// [`MetricSpec`] table, in the order of runs.csv's columns), one index constant per metric into
 /// [`RunOutput::metrics`] (`CALLS`), `COUNT`, and `INDICES` (each constant's name with its value, which a test
 /// checks against the column it indexes). `series! { CALLS = "calls", … }` does the same for the timeline's
-/// series (`NAMES` instead of `SPECS`), indexing each bucket of [`RunOutput::timeline`].
+/// series (`NAMES` and `HELP` instead of `SPECS`), indexing each bucket of [`RunOutput::timeline`].
 macro_rules! metrics {
-    ($($(#[$doc:meta])* $index:ident = $name:literal : $help:expr),+ $(,)?) => {
+    ($($(#[$doc:meta])* $index:ident = $name:literal ($unit:ident $(, formerly $old:literal)?) : $help:expr),+ $(,)?) => {
         column_indices!($($(#[$doc])* $index = $name),+);
-        pub(crate) const SPECS: &[$crate::model::MetricSpec] =
-            &[$($crate::model::MetricSpec { name: $name, help: $help }),+];
+        pub(crate) const SPECS: &[$crate::model::MetricSpec] = &[$($crate::model::MetricSpec {
+            name: $name,
+            help: $help,
+            unit: $crate::model::Unit::$unit,
+            formerly: former_name!($($old)?),
+        }),+];
+    };
+}
+
+/// `Some(name)` for a metric's former name, `None` without one.
+macro_rules! former_name {
+    () => {
+        None
+    };
+    ($old:literal) => {
+        Some($old)
     };
 }
 
 /// See [`metrics!`].
 macro_rules! series {
-    ($($(#[$doc:meta])* $index:ident = $name:literal),+ $(,)?) => {
+    ($($(#[$doc:meta])* $index:ident = $name:literal : $help:expr),+ $(,)?) => {
         column_indices!($($(#[$doc])* $index = $name),+);
         pub(crate) const NAMES: &[&str] = &[$($name),+];
+        /// What each series counts per bucket, in the order of `NAMES`.
+        pub(crate) const HELP: &[&str] = &[$($help),+];
     };
 }
 
@@ -171,6 +240,10 @@ macro_rules! register_models {
             #[cfg(test)]
             pub(crate) fn index_constants(self) -> [&'static [(&'static str, usize)]; 2] {
                 match self { $(ModelKind::$variant => [$module::metric::INDICES, $module::series::INDICES]),+ }
+            }
+            /// What each timeline series holds per bucket, in the order of [`ModelKind::timeline_series`].
+            pub fn timeline_help(self) -> &'static [&'static str] {
+                match self { $(ModelKind::$variant => $module::series::HELP),+ }
             }
             pub fn timeline_series(self) -> &'static [&'static str] {
                 match self { $(ModelKind::$variant => $module::series::NAMES),+ }
@@ -248,8 +321,9 @@ impl ModelKind {
         Point::new(entries)
     }
 
+    /// The position of the metric `name` names (by its name or its former name).
     pub fn metric_index(self, name: &str) -> Option<usize> {
-        self.metrics().iter().position(|metric| metric.name == name)
+        self.metrics().iter().position(|metric| metric.answers_to(name))
     }
 }
 

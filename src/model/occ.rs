@@ -53,22 +53,22 @@ const OCC_CLIENT_PARAMS: &[ParamSpec] = &[
 
 /// The timeline's one series, counted per bucket.
 pub(super) mod series {
-    series! { CALLS = "calls" }
+    series! { CALLS = "calls": "WRITE calls reaching the server in the bucket" }
 }
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 pub(super) mod metric {
     metrics! {
-        CALLS = "calls": "server WRITE calls (the study's measure of work)",
-        READS = "reads": "server READ calls",
-        ATTEMPTS = "attempts": "read-then-write attempts by all clients; each ends in one WRITE, so attempts = calls here",
-        RETRIES = "retries": "attempts after the first, over all clients",
-        GAVE_UP = "gave_up": "clients whose policy gave up before a successful write",
-        SUCCESS_RATE = "success_rate": "fraction of clients that wrote successfully",
-        COMPLETION_MS = "completion_ms": "time of the last event (the study's completion time)",
-        PEAK_CALLS_PER_BUCKET = "peak_calls_per_bucket": "most WRITE calls in one timeline bucket",
-        PEAK_TO_MEAN = "peak_to_mean": "peak calls per bucket over the mean of the non-empty buckets",
-        EVENTS = "events": "engine events (message deliveries) in the run",
+        CALLS = "calls" (Count): "server WRITE calls (the study's measure of work)",
+        READS = "reads" (Count): "server READ calls",
+        ATTEMPTS = "attempts" (Count): "read-then-write attempts by all clients; each ends in one WRITE, so attempts = calls here",
+        RETRIES = "retries" (Count): "attempts after the first, over all clients",
+        GAVE_UP = "gave_up" (Count): "clients whose policy gave up before a successful write",
+        SUCCESS_RATE = "success_rate" (Fraction): "fraction of clients that wrote successfully",
+        COMPLETION_MS = "completion_ms" (Milliseconds): "time of the last event (the study's completion time)",
+        PEAK_CALLS_PER_BUCKET = "peak_calls_per_bucket" (Count): "most WRITE calls in one timeline bucket",
+        PEAK_TO_MEAN = "peak_to_mean" (Ratio): "peak calls per bucket over the mean of the non-empty buckets",
+        EVENTS = "events" (Count): "engine events (message deliveries) in the run",
     }
 }
 

@@ -67,7 +67,7 @@ pub fn write_results(
         &manifest.shaded_ms,
     )?;
     put(&mut written, "summary.csv", summary)?;
-    put(&mut written, "runs.csv", tables::runs_csv(scenario, points, runs))?;
+    put(&mut written, "runs.csv", tables::runs_csv(scenario, points, runs, &tables::filled_metrics(aggregate)))?;
     put(&mut written, "timeline.csv", timeline)?;
     if let Some(latency) = latency {
         put(&mut written, "latency.csv", latency)?;

@@ -317,22 +317,27 @@ pub(crate) fn tables_aggregate(
         })
     };
 
-    let mut columns = Vec::new();
-    for metric in model.metrics() {
-        let [mean, sd, ci95] =
-            ["mean", "sd", "ci95"].map(|suffix| summary.require(&format!("{}_{suffix}", metric.name)));
-        columns.push((mean?, sd?, ci95?));
-    }
+    // A metric's columns under its name or its former one; a metric no run could fill has none (all NaN).
+    let columns: Vec<Option<[usize; 3]>> = model
+        .metrics()
+        .iter()
+        .map(|metric| {
+            let column = |name: &str, suffix: &str| summary.column(&format!("{name}_{suffix}"));
+            let found = |name: &str| Some([column(name, "mean")?, column(name, "sd")?, column(name, "ci95")?]);
+            found(metric.name).or_else(|| metric.formerly.and_then(found))
+        })
+        .collect();
     let mut estimates = Vec::with_capacity(point_count);
     for row in 0..point_count {
         let point = columns
             .iter()
-            .map(|&(mean, sd, ci95)| {
-                Ok(Estimate {
-                    mean: summary.number(row, mean)?,
-                    sd: summary.number(row, sd)?,
-                    ci95: summary.number(row, ci95)?,
-                })
+            .map(|columns| match columns {
+                Some([mean, sd, ci95]) => Ok(Estimate {
+                    mean: summary.number(row, *mean)?,
+                    sd: summary.number(row, *sd)?,
+                    ci95: summary.number(row, *ci95)?,
+                }),
+                None => Ok(Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN }),
             })
             .collect::<Result<Vec<_>, Error>>()?;
         estimates.push(point);

@@ -37,11 +37,19 @@ fn swept_cells(point: &PlannedPoint) -> Vec<String> {
     point.swept.iter().map(|value| value.to_string()).collect()
 }
 
+/// Whether each of the model's metrics was defined in some run of the study: a column no run could fill (the
+/// ledger of services a graph does not have, recovery in a workload with nothing to recover from) is left out.
+pub(super) fn filled_metrics(aggregate: &Aggregate) -> Vec<bool> {
+    let count = aggregate.summary.first().map_or(0, Vec::len);
+    (0..count).map(|metric| aggregate.summary.iter().any(|point| !point[metric].mean.is_nan())).collect()
+}
+
 pub(super) fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) -> Vec<u8> {
+    let filled = filled_metrics(aggregate);
     let mut out = writer();
     let mut header = swept_header(scenario);
     header.push("replicates".into());
-    for metric in scenario.model.metrics() {
+    for (metric, _) in scenario.model.metrics().iter().zip(&filled).filter(|(_, filled)| **filled) {
         for suffix in ["mean", "sd", "ci95"] {
             header.push(format!("{}_{suffix}", metric.name));
         }
@@ -50,7 +58,7 @@ pub(super) fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregat
     for (point, estimates) in points.iter().zip(&aggregate.summary) {
         let mut row = swept_cells(point);
         row.push(scenario.replicates.to_string());
-        for estimate in estimates {
+        for (estimate, _) in estimates.iter().zip(&filled).filter(|(_, filled)| **filled) {
             row.extend([estimate.mean, estimate.sd, estimate.ci95].map(format_number));
         }
         let _ = out.write_record(&row);
@@ -58,16 +66,18 @@ pub(super) fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregat
     finish(out)
 }
 
-pub(super) fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run]) -> Vec<u8> {
+pub(super) fn runs_csv(scenario: &Scenario, points: &[PlannedPoint], runs: &[Run], filled: &[bool]) -> Vec<u8> {
     let mut out = writer();
     let mut header = swept_header(scenario);
     header.extend(["replicate".to_owned(), "seed".to_owned(), "truncated".to_owned()]);
-    header.extend(scenario.model.metrics().iter().map(|metric| metric.name.to_owned()));
+    let metrics = scenario.model.metrics().iter().zip(filled).filter(|(_, filled)| **filled);
+    header.extend(metrics.map(|(metric, _)| metric.name.to_owned()));
     let _ = out.write_record(&header);
     for run in runs {
         let mut row = swept_cells(&points[run.point]);
         row.extend([run.replicate.to_string(), run.seed.to_string(), u8::from(run.output.truncated).to_string()]);
-        row.extend(run.output.metrics.iter().map(|&value| format_number(value)));
+        let values = run.output.metrics.iter().zip(filled).filter(|(_, filled)| **filled);
+        row.extend(values.map(|(&value, _)| format_number(value)));
         let _ = out.write_record(&row);
     }
     finish(out)

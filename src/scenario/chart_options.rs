@@ -182,7 +182,7 @@ pub(super) fn metric_name(
     at: Locator<'_>,
 ) -> Result<&'static str, InputError> {
     let name = value.get_ref().as_str().unwrap_or_default();
-    model.metrics().iter().map(|m| m.name).find(|m| *m == name).ok_or_else(|| {
+    model.metrics().iter().find(|m| m.answers_to(name)).map(|m| m.name).ok_or_else(|| {
         let valid: Vec<&str> = model.metrics().iter().map(|m| m.name).collect();
         at.error(value.span(), key, format!("unknown metric \"{name}\"; valid: {}", valid.join(", ")))
     })

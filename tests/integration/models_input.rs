@@ -215,7 +215,10 @@ fn the_graph_scenario_runs_and_reports_every_service() {
     // api, auth, catalog, db: db gets 1 call via auth and 3 via catalog per request, plus retries and hedges.
     assert!(value("amplification_l1_mean") >= 1.0);
     assert!(value("amplification_l4_mean") >= 4.0);
-    assert!(value("amplification_l5_mean").is_nan());
+    assert!(
+        !headers.iter().any(|h| h.starts_with("amplification_l5")),
+        "a graph of four services has no column for a fifth: {headers:?}"
+    );
 }
 
 #[test]

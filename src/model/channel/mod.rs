@@ -59,19 +59,19 @@ const CHANNEL_CLIENT_PARAMS: &[ParamSpec] = &[
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 pub(super) mod metric {
     metrics! {
-        THROUGHPUT = "throughput": "S: fraction of time carrying successful frames",
-        OFFERED_LOAD = "offered_load": "G: transmission attempts per slot (ALOHA) or per frame time",
-        COLLISIONS = "collisions": "collisions per successful frame",
-        SUCCESSES = "successes": "frames delivered",
-        ATTEMPTS = "attempts": "transmissions started",
-        DROPS = "drops": "frames dropped: attempts exhausted or a full station queue",
-        ACCESS_DELAY_P50_MS = "access_delay_p50_ms": "median time from a frame's turn (or arrival) to its delivery",
-        ACCESS_DELAY_P99_MS = "access_delay_p99_ms": "99th percentile of access delay",
-        FAIRNESS = "fairness": "Jain's index of the stations' successes: 1 = equal shares, 1/N = one hog",
-        TOP_SHARE = "top_share": "the busiest station's share of each timeline bucket's successes, averaged over busy buckets",
-        FIRST_SUCCESS_COLLISIONS = "first_success_collisions": "collisions before the first success of the run",
-        BACKLOG_MEAN = "backlog_mean": "poisson: frames waiting, averaged over slots",
-        EVENTS = "events": "channel events: slots, transmissions or idle-to-busy changes",
+        THROUGHPUT = "throughput" (Fraction): "S: fraction of time carrying successful frames",
+        OFFERED_LOAD = "offered_load" (Ratio): "G: transmission attempts per slot (ALOHA) or per frame time",
+        COLLISIONS = "collisions" (Ratio): "collisions per successful frame",
+        SUCCESSES = "successes" (Count): "frames delivered",
+        ATTEMPTS = "attempts" (Count): "transmissions started",
+        DROPS = "drops" (Count): "frames dropped: attempts exhausted or a full station queue",
+        ACCESS_DELAY_P50_MS = "access_delay_p50_ms" (Milliseconds): "median time from a frame's turn (or arrival) to its delivery",
+        ACCESS_DELAY_P99_MS = "access_delay_p99_ms" (Milliseconds): "99th percentile of access delay",
+        FAIRNESS = "fairness" (Fraction): "Jain's index of the stations' successes: 1 = equal shares, 1/N = one hog",
+        TOP_SHARE = "top_share" (Fraction): "the busiest station's share of each timeline bucket's successes, averaged over busy buckets",
+        FIRST_SUCCESS_COLLISIONS = "first_success_collisions" (Count): "collisions before the first success of the run",
+        BACKLOG_MEAN = "backlog_mean" (Count): "poisson: frames waiting, averaged over slots",
+        EVENTS = "events" (Count): "channel events: slots, transmissions or idle-to-busy changes",
     }
 }
 
@@ -79,10 +79,10 @@ pub(super) mod metric {
 /// when one station hogs the channel) and the backlog.
 pub(super) mod series {
     series! {
-        SUCCESSES = "successes",
-        COLLISIONS = "collisions",
-        TOP_SHARE = "top_share",
-        BACKLOG = "backlog",
+        SUCCESSES = "successes": "frames delivered in the bucket",
+        COLLISIONS = "collisions": "collisions in the bucket",
+        TOP_SHARE = "top_share": "the busiest station's share of the bucket's successes",
+        BACKLOG = "backlog": "poisson: the most frames waiting during the bucket",
     }
     /// The series counted per bucket come first.
     pub(crate) const COUNTED: usize = TOP_SHARE;

@@ -216,61 +216,58 @@ const PARAMS: [&[ParamSpec]; 3 + LimiterKind::KNOBS.len()] =
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 pub(super) mod metric {
     metrics! {
-        REQUESTS = "requests": "user requests",
-        SUCCESS_RATE = "success_rate": "user requests that succeeded",
-        AMPLIFICATION = "amplification": "attempts at every service together, per user request",
-        BOTTOM_CALLS = "bottom_calls": "attempts reaching the bottom services, per user request",
-        RETRIES = "retries": "retries by all callers, per user request",
-        HEDGES = "hedges": "hedged copies sent by all callers, per user request",
-        TIMEOUTS = "timeouts": "attempts abandoned by their caller's timeout, per user request",
-        REFUSED = "refused": "retries a limiter or budget refused, per user request",
-        LATENCY_P50_MS = "latency_p50_ms": "median time from a user request to its successful answer",
-        LATENCY_P99_MS = "latency_p99_ms": "99th percentile of the time from a user request to its successful answer",
-        EVENTS = "events": "engine events in the run",
-        REJECTED_LOCALLY = "rejected_locally": "attempts a client-side limiter (sre-throttle, systemd) refused to send, per user request",
-        AMPLIFICATION_L1 = "amplification_l1": "attempts reaching service 1 (the entry) per user request",
-        AMPLIFICATION_L2 = "amplification_l2": "attempts reaching service 2 per user request",
-        AMPLIFICATION_L3 = "amplification_l3": "attempts reaching service 3 per user request",
-        AMPLIFICATION_L4 = "amplification_l4": "attempts reaching service 4 per user request",
-        AMPLIFICATION_L5 = "amplification_l5": "attempts reaching service 5 per user request",
-        AMPLIFICATION_L6 = "amplification_l6": "attempts reaching service 6 per user request",
-        AMPLIFICATION_L7 = "amplification_l7": "attempts reaching service 7 per user request",
-        AMPLIFICATION_L8 = "amplification_l8": "attempts reaching service 8 per user request",
-        RETRIES_L1 = "retries_l1": "of amplification_l1, the retries",
-        RETRIES_L2 = "retries_l2": "of amplification_l2, the retries",
-        RETRIES_L3 = "retries_l3": "of amplification_l3, the retries",
-        RETRIES_L4 = "retries_l4": "of amplification_l4, the retries",
-        RETRIES_L5 = "retries_l5": "of amplification_l5, the retries",
-        RETRIES_L6 = "retries_l6": "of amplification_l6, the retries",
-        RETRIES_L7 = "retries_l7": "of amplification_l7, the retries",
-        RETRIES_L8 = "retries_l8": "of amplification_l8, the retries",
-        HEDGES_L1 = "hedges_l1": "of amplification_l1, the hedges (the rest are first tries)",
-        HEDGES_L2 = "hedges_l2": "of amplification_l2, the hedges",
-        HEDGES_L3 = "hedges_l3": "of amplification_l3, the hedges",
-        HEDGES_L4 = "hedges_l4": "of amplification_l4, the hedges",
-        HEDGES_L5 = "hedges_l5": "of amplification_l5, the hedges",
-        HEDGES_L6 = "hedges_l6": "of amplification_l6, the hedges",
-        HEDGES_L7 = "hedges_l7": "of amplification_l7, the hedges",
-        HEDGES_L8 = "hedges_l8": "of amplification_l8, the hedges",
+        REQUESTS = "requests" (Count): "user requests",
+        SUCCESS_RATE = "success_rate" (Fraction): "user requests that succeeded",
+        AMPLIFICATION = "amplification" (PerRequest): "attempts at every service together, per user request",
+        BOTTOM_CALLS_PER_REQUEST = "bottom_calls_per_request" (PerRequest, formerly "bottom_calls"): "attempts reaching the bottom services, per user request",
+        RETRIES_PER_REQUEST = "retries_per_request" (PerRequest, formerly "retries"): "retries by all callers, per user request",
+        HEDGES_PER_REQUEST = "hedges_per_request" (PerRequest, formerly "hedges"): "hedged copies sent by all callers, per user request",
+        TIMEOUTS_PER_REQUEST = "timeouts_per_request" (PerRequest, formerly "timeouts"): "attempts abandoned by their caller's timeout, per user request",
+        REFUSED_PER_REQUEST = "refused_per_request" (PerRequest, formerly "refused"): "retries a limiter or budget refused, per user request",
+        LATENCY_P50_MS = "latency_p50_ms" (Milliseconds): "median time from a user request to its successful answer",
+        LATENCY_P99_MS = "latency_p99_ms" (Milliseconds): "99th percentile of the time from a user request to its successful answer",
+        EVENTS = "events" (Count): "engine events in the run",
+        REJECTED_LOCALLY_PER_REQUEST = "rejected_locally_per_request" (PerRequest, formerly "rejected_locally"): "attempts a client-side limiter (sre-throttle, aws-adaptive) refused to send, per user request",
+        AMPLIFICATION_L1 = "amplification_l1" (PerRequest): "attempts reaching service 1 (the entry) per user request",
+        AMPLIFICATION_L2 = "amplification_l2" (PerRequest): "attempts reaching service 2 per user request",
+        AMPLIFICATION_L3 = "amplification_l3" (PerRequest): "attempts reaching service 3 per user request",
+        AMPLIFICATION_L4 = "amplification_l4" (PerRequest): "attempts reaching service 4 per user request",
+        AMPLIFICATION_L5 = "amplification_l5" (PerRequest): "attempts reaching service 5 per user request",
+        AMPLIFICATION_L6 = "amplification_l6" (PerRequest): "attempts reaching service 6 per user request",
+        AMPLIFICATION_L7 = "amplification_l7" (PerRequest): "attempts reaching service 7 per user request",
+        AMPLIFICATION_L8 = "amplification_l8" (PerRequest): "attempts reaching service 8 per user request",
+        RETRIES_PER_REQUEST_L1 = "retries_per_request_l1" (PerRequest, formerly "retries_l1"): "of amplification_l1, the retries",
+        RETRIES_PER_REQUEST_L2 = "retries_per_request_l2" (PerRequest, formerly "retries_l2"): "of amplification_l2, the retries",
+        RETRIES_PER_REQUEST_L3 = "retries_per_request_l3" (PerRequest, formerly "retries_l3"): "of amplification_l3, the retries",
+        RETRIES_PER_REQUEST_L4 = "retries_per_request_l4" (PerRequest, formerly "retries_l4"): "of amplification_l4, the retries",
+        RETRIES_PER_REQUEST_L5 = "retries_per_request_l5" (PerRequest, formerly "retries_l5"): "of amplification_l5, the retries",
+        RETRIES_PER_REQUEST_L6 = "retries_per_request_l6" (PerRequest, formerly "retries_l6"): "of amplification_l6, the retries",
+        RETRIES_PER_REQUEST_L7 = "retries_per_request_l7" (PerRequest, formerly "retries_l7"): "of amplification_l7, the retries",
+        RETRIES_PER_REQUEST_L8 = "retries_per_request_l8" (PerRequest, formerly "retries_l8"): "of amplification_l8, the retries",
+        HEDGES_PER_REQUEST_L1 = "hedges_per_request_l1" (PerRequest, formerly "hedges_l1"): "of amplification_l1, the hedges (the rest are first tries)",
+        HEDGES_PER_REQUEST_L2 = "hedges_per_request_l2" (PerRequest, formerly "hedges_l2"): "of amplification_l2, the hedges",
+        HEDGES_PER_REQUEST_L3 = "hedges_per_request_l3" (PerRequest, formerly "hedges_l3"): "of amplification_l3, the hedges",
+        HEDGES_PER_REQUEST_L4 = "hedges_per_request_l4" (PerRequest, formerly "hedges_l4"): "of amplification_l4, the hedges",
+        HEDGES_PER_REQUEST_L5 = "hedges_per_request_l5" (PerRequest, formerly "hedges_l5"): "of amplification_l5, the hedges",
+        HEDGES_PER_REQUEST_L6 = "hedges_per_request_l6" (PerRequest, formerly "hedges_l6"): "of amplification_l6, the hedges",
+        HEDGES_PER_REQUEST_L7 = "hedges_per_request_l7" (PerRequest, formerly "hedges_l7"): "of amplification_l7, the hedges",
+        HEDGES_PER_REQUEST_L8 = "hedges_per_request_l8" (PerRequest, formerly "hedges_l8"): "of amplification_l8, the hedges",
     }
 }
 
 // The per-service columns are indexed as `AMPLIFICATION_L1 + service`: each group must be contiguous.
 const _: () = assert!(
     metric::AMPLIFICATION_L8 == metric::AMPLIFICATION_L1 + MAX_LAYERS - 1
-        && metric::RETRIES_L8 == metric::RETRIES_L1 + MAX_LAYERS - 1
-        && metric::HEDGES_L8 == metric::HEDGES_L1 + MAX_LAYERS - 1
+        && metric::RETRIES_PER_REQUEST_L8 == metric::RETRIES_PER_REQUEST_L1 + MAX_LAYERS - 1
+        && metric::HEDGES_PER_REQUEST_L8 == metric::HEDGES_PER_REQUEST_L1 + MAX_LAYERS - 1
 );
 
 /// The timeline's series, counted per bucket.
 pub(super) mod series {
     series! {
-        /// Attempts arriving at the bottom services.
-        BOTTOM_CALLS = "bottom_calls",
-        /// Attempts sent to any service.
-        CALLS = "calls",
-        /// User requests answered with success.
-        GOODPUT = "goodput",
+        BOTTOM_CALLS = "bottom_calls": "attempts arriving at the bottom services in the bucket",
+        CALLS = "calls": "attempts sent to any service in the bucket",
+        GOODPUT = "goodput": "user requests answered with success in the bucket",
     }
 }
 
@@ -331,7 +328,7 @@ impl SimModel for Layers {
     const KIND: &'static str = "layers";
     const ABOUT: &'static str = "a graph of services that each retry: amplification across layers";
     const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
-    const DEFAULT_CHART_METRICS: &'static [&'static str] = &["bottom_calls", "amplification", "success_rate"];
+    const DEFAULT_CHART_METRICS: &'static [&'static str] = &["bottom_calls_per_request", "amplification", "success_rate"];
     const PARTS: Option<&'static PartTable> = Some(&GRAPH);
 
     type Config = LayersConfig;

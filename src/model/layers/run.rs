@@ -729,19 +729,19 @@ impl<'a> LayersRun<'a> {
             if self.finished == 0 { f64::NAN } else { self.succeeded as f64 / self.finished as f64 };
         metrics[metric::AMPLIFICATION] = per_request(self.arrivals.iter().sum());
         let bottom: u64 = (0..layers).filter(|&s| self.config.is_bottom(s)).map(|s| self.arrivals[s]).sum();
-        metrics[metric::BOTTOM_CALLS] = per_request(bottom);
-        metrics[metric::RETRIES] = per_request(self.callers.iter().map(|c| c.retries).sum());
-        metrics[metric::HEDGES] = per_request(self.callers.iter().map(|c| c.hedges).sum());
-        metrics[metric::TIMEOUTS] = per_request(self.timeouts);
-        metrics[metric::REFUSED] = per_request(self.refused);
-        metrics[metric::REJECTED_LOCALLY] = per_request(self.rejected_locally);
+        metrics[metric::BOTTOM_CALLS_PER_REQUEST] = per_request(bottom);
+        metrics[metric::RETRIES_PER_REQUEST] = per_request(self.callers.iter().map(|c| c.retries).sum());
+        metrics[metric::HEDGES_PER_REQUEST] = per_request(self.callers.iter().map(|c| c.hedges).sum());
+        metrics[metric::TIMEOUTS_PER_REQUEST] = per_request(self.timeouts);
+        metrics[metric::REFUSED_PER_REQUEST] = per_request(self.refused);
+        metrics[metric::REJECTED_LOCALLY_PER_REQUEST] = per_request(self.rejected_locally);
         metrics[metric::LATENCY_P50_MS] = self.latency.quantile_nanos(0.5) / 1e6;
         metrics[metric::LATENCY_P99_MS] = self.latency.quantile_nanos(0.99) / 1e6;
         metrics[metric::EVENTS] = events as f64;
         for layer in 0..layers {
             metrics[metric::AMPLIFICATION_L1 + layer] = per_request(self.arrivals[layer]);
-            metrics[metric::RETRIES_L1 + layer] = per_request(self.retries_at[layer]);
-            metrics[metric::HEDGES_L1 + layer] = per_request(self.hedges_at[layer]);
+            metrics[metric::RETRIES_PER_REQUEST_L1 + layer] = per_request(self.retries_at[layer]);
+            metrics[metric::HEDGES_PER_REQUEST_L1 + layer] = per_request(self.hedges_at[layer]);
         }
         let buckets = self.timeline.iter().map(|t| t.counts().len()).max().unwrap_or(0);
         let mut timeline = vec![0.0; buckets * series::COUNT];

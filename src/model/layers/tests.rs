@@ -31,7 +31,7 @@ fn a_hard_down_bottom_sees_a_to_the_l_calls_per_request() {
         );
         let bottom = (attempts as f64).powi(layers as i32);
         let total: f64 = (1..=layers).map(|i| (attempts as f64).powi(i as i32)).sum();
-        assert_eq!(m[metric::BOTTOM_CALLS], bottom, "{layers} layers × {attempts}");
+        assert_eq!(m[metric::BOTTOM_CALLS_PER_REQUEST], bottom, "{layers} layers × {attempts}");
         assert_eq!(m[metric::AMPLIFICATION], total);
         assert_eq!(m[metric::SUCCESS_RATE], 0.0);
         for layer in 0..layers as usize {
@@ -44,7 +44,7 @@ fn a_hard_down_bottom_sees_a_to_the_l_calls_per_request() {
 fn retrying_only_at_the_top_or_the_bottom_sends_a_calls() {
     for (placement, entry_calls) in [("top", 3.0), ("bottom", 1.0)] {
         let m = metrics(&[("layers", Value::Count(4)), ("placement", Value::Choice(placement))], 2);
-        assert_eq!(m[metric::BOTTOM_CALLS], 3.0, "{placement}");
+        assert_eq!(m[metric::BOTTOM_CALLS_PER_REQUEST], 3.0, "{placement}");
         // Retrying at the top multiplies every layer's calls by 3; at the bottom only the last one's.
         assert_eq!(m[metric::AMPLIFICATION_L1], entry_calls, "{placement}");
         assert_eq!(m[metric::AMPLIFICATION_L1 + 2], entry_calls, "{placement}");
@@ -62,7 +62,7 @@ fn independent_failures_give_the_geometric_load_and_success() {
     ];
     let runs: Vec<Vec<f64>> = (0..10).map(|seed| metrics(&changes, seed)).collect();
     let success = Estimate::of(&runs.iter().map(|m| m[metric::SUCCESS_RATE]).collect::<Vec<_>>());
-    let load = Estimate::of(&runs.iter().map(|m| m[metric::BOTTOM_CALLS]).collect::<Vec<_>>());
+    let load = Estimate::of(&runs.iter().map(|m| m[metric::BOTTOM_CALLS_PER_REQUEST]).collect::<Vec<_>>());
     assert!((success.mean - 0.9375).abs() <= ci99(success), "{success:?}");
     assert!((load.mean - 1.875).abs() <= ci99(load), "{load:?}");
     assert!(success.ci95 < 0.005 && load.ci95 < 0.02, "tight enough to mean something");
@@ -73,7 +73,7 @@ fn independent_failures_give_the_geometric_load_and_success() {
         ("failure_probability", Value::Real(0.5)),
         ("requests", Value::Count(20_000)),
     ];
-    let bottom: Vec<f64> = (0..10).map(|seed| metrics(&changes, seed)[metric::BOTTOM_CALLS]).collect();
+    let bottom: Vec<f64> = (0..10).map(|seed| metrics(&changes, seed)[metric::BOTTOM_CALLS_PER_REQUEST]).collect();
     let bottom = Estimate::of(&bottom);
     let expected = (1.0 - 0.5_f64.powi(8)) / 0.5;
     assert!((bottom.mean - expected).abs() <= ci99(bottom), "{bottom:?} vs {expected}");
@@ -94,7 +94,7 @@ fn a_budget_of_b_per_layer_amplifies_by_one_plus_b_per_layer() {
         3,
     );
     let expected = 1.2_f64.powi(3);
-    assert!((m[metric::BOTTOM_CALLS] - expected).abs() < 0.01, "{} vs {expected}", m[metric::BOTTOM_CALLS]);
+    assert!((m[metric::BOTTOM_CALLS_PER_REQUEST] - expected).abs() < 0.01, "{} vs {expected}", m[metric::BOTTOM_CALLS_PER_REQUEST]);
 }
 
 #[test]
@@ -111,16 +111,16 @@ fn limiters_cap_retries_at_total_failure() {
             4,
         )
     };
-    assert_eq!(run("none")[metric::BOTTOM_CALLS], 4.0);
+    assert_eq!(run("none")[metric::BOTTOM_CALLS_PER_REQUEST], 4.0);
     // Token bucket, 0.1 per call, capacity 5: r = 0.1·(N + r), so r = N/9, plus the 5 initial tokens.
-    let bucket = run("token-bucket")[metric::BOTTOM_CALLS];
+    let bucket = run("token-bucket")[metric::BOTTOM_CALLS_PER_REQUEST];
     assert!((bucket - (1.0 + 1.0 / 9.0 + 5.0 / 10_000.0)).abs() < 1e-3, "{bucket}");
     // gRPC allows a retry after each of the first 4 failed calls (tokens 9, 8, 7, 6 > 5) and none after the
     // 5th, at 100% failure for good; requests that run out of attempts first use fewer.
-    let grpc_retries = (run("grpc")[metric::BOTTOM_CALLS] - 1.0) * 10_000.0;
+    let grpc_retries = (run("grpc")[metric::BOTTOM_CALLS_PER_REQUEST] - 1.0) * 10_000.0;
     assert!((3.0..=4.0).contains(&grpc_retries.round()), "{grpc_retries}");
     // The AWS quota pays for 100 retries, then none.
-    assert_eq!(run("aws-quota")[metric::BOTTOM_CALLS], 1.0 + 100.0 / 10_000.0);
+    assert_eq!(run("aws-quota")[metric::BOTTOM_CALLS_PER_REQUEST], 1.0 + 100.0 / 10_000.0);
 }
 
 /// Runs the only point of a scenario text, `replicates` times with seeds 0, 1, ….
@@ -166,7 +166,7 @@ fanout = 2
     assert_eq!(m[metric::AMPLIFICATION_L1 + 2], 1.0);
     assert_eq!(m[metric::AMPLIFICATION_L1 + 3], 4.0);
     assert!(m[metric::AMPLIFICATION_L1 + 4].is_nan());
-    assert_eq!(m[metric::BOTTOM_CALLS], 4.0);
+    assert_eq!(m[metric::BOTTOM_CALLS_PER_REQUEST], 4.0);
     assert_eq!(m[metric::AMPLIFICATION], 7.0);
     assert_eq!(m[metric::SUCCESS_RATE], 1.0);
 }
@@ -193,7 +193,7 @@ fanout = 10
     assert!((success.mean - expected).abs() <= ci99(success), "{success:?} vs {expected}");
     assert!(success.ci95 < 0.005);
     // All ten leaf calls leave at once, before any answer, so each request sends exactly ten.
-    assert!(runs.iter().all(|m| m[metric::BOTTOM_CALLS] == 10.0), "{:?}", runs.iter().map(|m| m[metric::BOTTOM_CALLS]).collect::<Vec<_>>());
+    assert!(runs.iter().all(|m| m[metric::BOTTOM_CALLS_PER_REQUEST] == 10.0), "{:?}", runs.iter().map(|m| m[metric::BOTTOM_CALLS_PER_REQUEST]).collect::<Vec<_>>());
 }
 
 #[test]
@@ -250,15 +250,15 @@ hedge_delay = "20ms"
         )
     };
     let runs = runs_of(&text(""), 10);
-    let hedges = estimate(&runs, metric::HEDGES);
+    let hedges = estimate(&runs, metric::HEDGES_PER_REQUEST);
     let expected = (-2.0_f64).exp();
     assert!((hedges.mean - expected).abs() <= ci99(hedges), "{hedges:?} vs {expected}");
-    assert_eq!(estimate(&runs, metric::HEDGES_L1).mean, hedges.mean);
+    assert_eq!(estimate(&runs, metric::HEDGES_PER_REQUEST_L1).mean, hedges.mean);
     // The median answer is unchanged (below the hedge delay); the p99 drops from 10·ln 100 = 46 ms to about
     // 20 ms + the faster of two fresh copies.
     assert!(estimate(&runs, metric::LATENCY_P99_MS).mean < 40.0);
     let capped = runs_of(&text("hedge_max_extra = 0.05"), 3);
-    assert!(capped.iter().all(|m| m[metric::HEDGES] <= 0.05 && m[metric::HEDGES] > 0.045), "{capped:?}");
+    assert!(capped.iter().all(|m| m[metric::HEDGES_PER_REQUEST] <= 0.05 && m[metric::HEDGES_PER_REQUEST] > 0.045), "{capped:?}");
 }
 
 #[test]
@@ -281,9 +281,9 @@ timeout = "1s"
 "#;
     let m = &runs_of(text, 1)[0];
     assert_eq!(m[metric::SUCCESS_RATE], 0.0);
-    assert_eq!(m[metric::TIMEOUTS], 3.0);
+    assert_eq!(m[metric::TIMEOUTS_PER_REQUEST], 3.0);
     // The abandoned attempts still run to the bottom: front does not cancel what it called.
-    assert_eq!(m[metric::BOTTOM_CALLS], 3.0);
+    assert_eq!(m[metric::BOTTOM_CALLS_PER_REQUEST], 3.0);
 }
 
 #[test]
@@ -342,7 +342,7 @@ requests = 60000
 rate = 1000
 "#;
     let runs = runs_of(text, 10);
-    let rejected = estimate(&runs, metric::REJECTED_LOCALLY);
+    let rejected = estimate(&runs, metric::REJECTED_LOCALLY_PER_REQUEST);
     let success = estimate(&runs, metric::SUCCESS_RATE);
     // Start-up: the window begins empty, so during about the first second of the 60 s run fewer are rejected
     // (at most 0.9 fewer) and more succeed (at most 1/11 instead of 1/20, the Erlang loss at 1,000/s).
@@ -364,7 +364,7 @@ fn limiter_knobs_tune_the_shipped_limiters() {
             ("limiter", Value::Choice("token-bucket")),
         ];
         all.extend_from_slice(changes);
-        metrics(&all, 4)[metric::BOTTOM_CALLS]
+        metrics(&all, 4)[metric::BOTTOM_CALLS_PER_REQUEST]
     };
     assert_eq!(run(&[("deposit_rule", Value::Choice("per-success"))]), 1.0 + 5.0 / 10_000.0);
     // Per call, deposit d: retries r = d·(N + r), so r/N = d/(1 − d), plus the 5 starting tokens.
@@ -412,9 +412,9 @@ fanout = 2
     // exists). Two requests succeed.
     assert_eq!(m[metric::REQUESTS], 300.0);
     assert_eq!(m[metric::AMPLIFICATION_L1], 5.0 / 300.0);
-    assert_eq!(m[metric::BOTTOM_CALLS], 5.0 / 300.0);
+    assert_eq!(m[metric::BOTTOM_CALLS_PER_REQUEST], 5.0 / 300.0);
     assert_eq!(m[metric::SUCCESS_RATE], 2.0 / 300.0);
-    assert_eq!(m[metric::REJECTED_LOCALLY], (295.0 + 3.0) / 300.0);
+    assert_eq!(m[metric::REJECTED_LOCALLY_PER_REQUEST], (295.0 + 3.0) / 300.0);
 }
 
 #[test]
@@ -449,5 +449,5 @@ timeout = "100ms"
 "#;
     let m = &runs_of(text, 1)[0];
     assert_eq!(m[metric::SUCCESS_RATE], 0.0);
-    assert_eq!(m[metric::TIMEOUTS], 0.0);
+    assert_eq!(m[metric::TIMEOUTS_PER_REQUEST], 0.0);
 }
