@@ -3,10 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::charts::{LabelledLine, LinesChart, draw_lines_chart};
+use super::charts::lines::{Line, LinePanel, LinePoint};
+use super::charts::{Frame, LinesChart, Spread, draw_lines_chart};
 use super::read::{ResultsFolder, Table};
 use crate::Error;
 use crate::scenario::parse_duration;
+
+/// A line's label and its points `(x, mean, ci95)`.
+type LabelledPoints = (String, Vec<(f64, f64, f64)>);
 
 /// What to compare and where to draw it.
 pub(crate) struct Comparison<'a> {
@@ -76,7 +80,7 @@ impl Comparison<'_> {
         }
         let x_key = self.common_x()?;
         let labels = folder_labels(self.folders);
-        let mut lines: Vec<LabelledLine> = Vec::new();
+        let mut lines: Vec<LabelledPoints> = Vec::new();
         let mut duration_x = false;
         for (folder, folder_label) in self.folders.iter().zip(&labels) {
             let table = &folder.summary;
@@ -115,12 +119,29 @@ impl Comparison<'_> {
             .iter()
             .map(|f| format!("{} ({} replicates)", f.manifest.scenario.name, f.manifest.replicates))
             .collect();
+        let series: Vec<String> = lines.iter().map(|(label, _)| label.clone()).collect();
+        let lines = lines
+            .into_iter()
+            .enumerate()
+            .map(|(series, (_, points))| {
+                let points = points
+                    .into_iter()
+                    .map(|(x, y, half)| LinePoint { x, y: Spread::symmetric(y, half, (0.0, f64::INFINITY)) })
+                    .collect();
+                Line { series, points, theory: Vec::new(), tag: 0 }
+            })
+            .collect();
         let chart = LinesChart {
-            title: format!("compare: {metric} by {x_key}"),
-            subtitle: format!("mean with 95% CI · {}", sources.join(" vs ")),
-            x_label: if duration_x { format!("{x_key} (ms)") } else { x_key },
-            y_label: metric,
-            lines,
+            frame: Frame {
+                title: format!("compare: {metric} by {x_key}"),
+                subtitle: format!("mean with 95% CI · {}", sources.join(" vs ")),
+                x_label: if duration_x { format!("{x_key} (ms)") } else { x_key },
+                y_label: metric,
+            },
+            legend_title: String::new(),
+            series,
+            panels: vec![LinePanel { label: String::new(), lines }],
+            y_ceiling: f64::INFINITY,
         };
         draw_lines_chart(chart, stem)
     }

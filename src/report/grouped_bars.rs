@@ -1,47 +1,59 @@
-//! The grouped bar chart (`[charts.bars]`): one group per metric along x, one bar per value of the series
-//! parameter in each group, each bar the metric's mean over replicates with a whisker of ± its 95% CI
-//! half-width. The other swept parameters are pinned by `at`, or to the middle of their axis.
+//! Grouped bar charts: groups along x, one bar per series in each group, each bar a mean with a whisker for its
+//! 95% interval, the legend beside the plot.
+//!
+//! - `[charts.bars]`: one group per metric, one bar per value of the series parameter; the other swept
+//!   parameters pinned by `at`, or to the middle of their axis.
+//! - a metric's chart when nothing numeric is swept and two or more parameters are (`charts/metric.rs`).
+//! - `retrylab compare` on a categorical sweep: one group per category, one bar per folder (`compare.rs`).
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::aggregate::Aggregate;
-use super::charts::{DrawResult, FONT, GREY, GRID, PALETTE, Pins, short_number};
-use super::tables::format_number;
+use super::charts::text::{draw_headings, draw_y_title, metric_axis_title, tick_label};
+use super::charts::{DrawResult, FONT, GREY, GRID, Legend, Pins, Spread, short_number};
+use crate::model::{MetricSpec, Unit};
 use crate::scenario::{BarsOptions, PlannedPoint, Scenario};
-use crate::stats::Estimate;
 
 /// Fraction of a group's width the bars take (the rest separates groups).
 const GROUP_FILL: f64 = 0.8;
 
-/// One colour of bars: a series value and its estimate for each metric.
-struct Series {
-    label: String,
-    estimates: Vec<Estimate>,
+/// One colour of bars: its legend entry and its value in each group (`None`: no bar there).
+pub(super) struct BarSeries {
+    pub label: String,
+    pub values: Vec<Option<Spread>>,
 }
 
 pub(super) struct GroupedBars {
     pub title: String,
-    subtitle: String,
-    y_label: String,
-    groups: Vec<&'static str>,
-    series: Vec<Series>,
+    pub subtitle: String,
+    pub y_label: String,
+    /// What the groups are (under the group labels), or empty.
+    pub x_label: String,
+    /// The legend's heading: what the series are.
+    pub legend_title: String,
+    pub groups: Vec<String>,
+    pub series: Vec<BarSeries>,
 }
 
-/// The metrics' common help with its numbers replaced by k ("calls reaching layer k per user request") when
-/// they differ only in numbers; otherwise a generic label.
+/// The metrics' common help, without asides in parentheses and with its numbers replaced by k ("calls
+/// reaching layer k per user request"), when they differ only in those; otherwise a generic label.
 fn common_help(helps: &[&str]) -> String {
     let generic = |help: &str| {
         let mut out = String::new();
+        let mut depth = 0;
         for c in help.chars() {
-            if !c.is_ascii_digit() {
-                out.push(c);
-            } else if !out.ends_with('k') {
-                out.push('k');
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ if depth > 0 => {}
+                '0'..='9' if out.ends_with('k') => {}
+                '0'..='9' => out.push('k'),
+                _ => out.push(c),
             }
         }
-        out
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
     };
     match helps {
         [one] => (*one).to_owned(),
@@ -50,80 +62,124 @@ fn common_help(helps: &[&str]) -> String {
     }
 }
 
+/// The y axis title of several metrics: the one metric's title, else the common help with the shared unit.
+fn y_title(specs: &[&MetricSpec]) -> String {
+    if let [one] = specs {
+        return metric_axis_title(one);
+    }
+    let helps: Vec<&str> = specs.iter().map(|spec| spec.help).collect();
+    let units: Vec<Unit> = specs.iter().map(|spec| spec.unit).collect();
+    let help = common_help(&helps);
+    match units.first() {
+        // "per user request" already says it.
+        Some(Unit::PerRequest) if help.ends_with("per user request") => help,
+        Some(unit) if units.iter().all(|u| u == unit) && help != "mean value" => format!("{help} ({})", unit.label()),
+        _ => help,
+    }
+}
+
 impl GroupedBars {
-    /// The chart `options` asks for; a series that `--set` removed from the sweep becomes a single colour.
+    /// The chart `options` asks for, leaving out metrics undefined at every point (`None` if that is all of
+    /// them); a series that `--set` removed from the sweep becomes a single colour.
     pub(super) fn build(
         scenario: &Scenario,
         points: &[PlannedPoint],
         aggregate: &Aggregate,
         options: &BarsOptions,
-    ) -> GroupedBars {
+    ) -> Option<GroupedBars> {
         let series_axis = options.series.and_then(|key| scenario.sweep.iter().position(|a| a.name == key));
         let pins = Pins::new(scenario, &options.at, |i| Some(i) != series_axis, true);
-        let indices: Vec<usize> = options.metrics.iter().filter_map(|m| scenario.model.metric_index(m)).collect();
+        let metrics = scenario.model.metrics();
+        let indices: Vec<usize> = options
+            .metrics
+            .iter()
+            .filter_map(|m| scenario.model.metric_index(m))
+            .filter(|&i| aggregate.summary.iter().any(|estimates| !estimates[i].mean.is_nan()))
+            .collect();
+        if indices.is_empty() {
+            return None;
+        }
         let series = points
             .iter()
             .zip(&aggregate.summary)
             .filter(|(point, _)| pins.admit(point))
-            .map(|(point, estimates)| Series {
+            .map(|(point, estimates)| BarSeries {
                 label: series_axis.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string()),
-                estimates: indices.iter().map(|&i| estimates[i]).collect(),
+                values: indices.iter().map(|&i| Some(Spread::of(&estimates[i], metrics[i].unit))).collect(),
             })
             .collect();
-        let metrics = scenario.model.metrics();
-        let helps: Vec<&str> = indices.iter().map(|&i| metrics[i].help).collect();
-        let groups: Vec<&'static str> = indices.iter().map(|&i| metrics[i].name).collect();
+        let specs: Vec<&MetricSpec> = indices.iter().map(|&i| &metrics[i]).collect();
+        let groups: Vec<String> = specs.iter().map(|spec| spec.name.to_owned()).collect();
         let what = match groups.as_slice() {
-            [one] => (*one).to_owned(),
+            [one] => one.clone(),
             [first, .., last] if groups.len() > 2 => format!("{first} … {last}"),
             _ => groups.join(" and "),
         };
-        let by = series_axis.map_or_else(String::new, |i| format!(" by {}", scenario.sweep[i].name));
+        let series_key = series_axis.map(|i| scenario.sweep[i].name);
+        let by = series_key.map_or_else(String::new, |key| format!(" by {key}"));
         let at_text = pins.at_text(scenario);
         let at_text = at_text.trim_start();
         let separator = if at_text.is_empty() { "" } else { " · " };
-        GroupedBars {
+        let interval = if scenario.replicates > 1 { "; whiskers: 95% CI" } else { " (no interval)" };
+        let replicates = match scenario.replicates {
+            1 => "1 replicate".to_owned(),
+            n => format!("mean of {n} replicates"),
+        };
+        Some(GroupedBars {
             title: format!("{}: {what}{by}", scenario.name),
-            subtitle: format!("{at_text}{separator}mean of {} replicates; whiskers: 95% CI", scenario.replicates),
-            y_label: common_help(&helps),
+            subtitle: format!("{at_text}{separator}{replicates}{interval}"),
+            y_label: y_title(&specs),
+            x_label: String::new(),
+            legend_title: series_key.unwrap_or_default().to_owned(),
             groups,
             series,
-        }
+        })
     }
 
-    /// Pixels: wider when there are many bars, so each stays wide enough for its label.
+    fn legend(&self) -> Legend<'_> {
+        // One series named after nothing but the scenario needs no legend.
+        let entries = if self.series.len() > 1 || !self.legend_title.is_empty() {
+            self.series.iter().map(|s| s.label.as_str()).collect()
+        } else {
+            Vec::new()
+        };
+        Legend { title: &self.legend_title, entries, bars: true }
+    }
+
+    /// Pixels: wider when there are many bars, so each stays wide enough for its label; the legend beside.
     pub(super) fn size(&self) -> (u32, u32) {
         let bars = (self.groups.len() * self.series.len().max(1)) as u32;
-        ((160 + 48 * bars).max(1100), 680)
+        ((160 + 48 * bars).clamp(1100, 2400) + self.legend().width(), 680)
     }
 
-    pub(super) fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
+    /// Draws the headings, the bars with their whiskers and value labels, the group labels and the legend.
+    pub(super) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
         let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-        let top = self
-            .series
-            .iter()
-            .flat_map(|s| s.estimates.iter())
-            .map(|e| e.mean + if e.ci95.is_finite() { e.ci95 } else { 0.0 })
-            .filter(|v| v.is_finite())
-            .fold(0.0_f64, f64::max);
+        let body = draw_headings(root, &self.title, &self.subtitle)?;
+        let (width, _) = body.dim_in_pixel();
+        let legend = self.legend();
+        let (body, legend_area) = body.split_horizontally(width - legend.width());
+        legend.draw(&legend_area, 24)?;
+        let (y_title, area) = body.split_horizontally(36);
+        draw_y_title(&y_title, &self.y_label, 8, 18.0)?;
+        let values = || self.series.iter().flat_map(|s| s.values.iter().flatten());
+        let top = values().map(|v| v.high.max(v.mean)).filter(|v| v.is_finite()).fold(0.0_f64, f64::max);
         let y_max = if top > 0.0 { top * 1.12 } else { 1.0 };
         let groups = self.groups.len().max(1);
-        let mut plot = ChartBuilder::on(area)
-            .caption(&self.subtitle, (FONT, 16).into_font().color(&GREY))
+        let mut plot = ChartBuilder::on(&area)
             .margin(16)
-            .x_label_area_size(50)
-            .y_label_area_size(80)
+            .margin_left(4)
+            .x_label_area_size(if self.x_label.is_empty() { 40 } else { 66 })
+            .y_label_area_size(70)
             .build_cartesian_2d(-0.5..(groups as f64 - 0.5), 0.0..y_max)
             .map_err(fail)?;
         plot.configure_mesh()
-            .y_desc(&self.y_label)
-            .axis_desc_style((FONT, 18))
             .label_style((FONT, 15))
             .disable_x_mesh()
             .x_labels(0)
             .light_line_style(TRANSPARENT)
             .bold_line_style(GRID)
-            .y_label_formatter(&|y| format_number(*y))
+            .y_label_formatter(&|y| tick_label(*y))
             .draw()
             .map_err(fail)?;
         let count = self.series.len().max(1);
@@ -133,37 +189,34 @@ impl GroupedBars {
         let bar_pixels = (pixel(width, 0.0).0 - pixel(0.0, 0.0).0).unsigned_abs();
         let font = (f64::from(bar_pixels) / 3.2).min(15.0);
         for (s, series) in self.series.iter().enumerate() {
-            let colour = PALETTE[s % PALETTE.len()];
-            let bars: Vec<(f64, Estimate)> = series
-                .estimates
+            let colour = super::charts::PALETTE[s % super::charts::PALETTE.len()];
+            let bars: Vec<(f64, Spread)> = series
+                .values
                 .iter()
                 .enumerate()
-                .map(|(g, e)| (g as f64 - GROUP_FILL / 2.0 + width * (s as f64 + 0.5), *e))
-                .filter(|(_, e)| e.mean.is_finite())
+                .filter_map(|(g, v)| v.map(|v| (g as f64 - GROUP_FILL / 2.0 + width * (s as f64 + 0.5), v)))
+                .filter(|(_, v)| v.mean.is_finite())
                 .collect();
             let rectangles = bars
                 .iter()
-                .map(|(x, e)| Rectangle::new([(x - width * 0.45, 0.0), (x + width * 0.45, e.mean)], colour.filled()));
-            plot.draw_series(rectangles)
-                .map_err(fail)?
-                .label(series.label.as_str())
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.filled()));
+                .map(|(x, v)| Rectangle::new([(x - width * 0.45, 0.0), (x + width * 0.45, v.mean)], colour.filled()));
+            plot.draw_series(rectangles).map_err(fail)?;
             let whisker = BLACK.stroke_width(2);
-            for (x, e) in bars.iter().filter(|(_, e)| e.ci95.is_finite() && e.ci95 > 0.0) {
-                let (low, high, cap) = ((e.mean - e.ci95).max(0.0), e.mean + e.ci95, width * 0.15);
+            for (x, v) in bars.iter().filter(|(_, v)| v.high > v.low) {
+                let cap = width * 0.15;
                 plot.draw_series([
-                    PathElement::new(vec![(*x, low), (*x, high)], whisker),
-                    PathElement::new(vec![(x - cap, high), (x + cap, high)], whisker),
-                    PathElement::new(vec![(x - cap, low), (x + cap, low)], whisker),
+                    PathElement::new(vec![(*x, v.low), (*x, v.high)], whisker),
+                    PathElement::new(vec![(x - cap, v.high), (x + cap, v.high)], whisker),
+                    PathElement::new(vec![(x - cap, v.low), (x + cap, v.low)], whisker),
                 ])
                 .map_err(fail)?;
             }
             // Value labels only where they fit above their bar.
             if font >= 9.0 {
                 let style = (FONT, font).into_font().color(&GREY).pos(Pos::new(HPos::Center, VPos::Bottom));
-                let labels = bars.iter().map(|(x, e)| {
-                    let above = e.mean + if e.ci95.is_finite() { e.ci95 } else { 0.0 };
-                    Text::new(short_number(e.mean), (*x, above + y_max * 0.01), style.clone())
+                let labels = bars.iter().map(|(x, v)| {
+                    let above = v.high.max(v.mean);
+                    Text::new(short_number(v.mean), (*x, above + y_max * 0.01), style.clone())
                 });
                 plot.draw_series(labels).map_err(fail)?;
             }
@@ -172,16 +225,14 @@ impl GroupedBars {
         for (g, name) in self.groups.iter().enumerate() {
             let (px, py) = pixel(g as f64, 0.0);
             let style = (FONT, 15).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
-            area.draw(&Text::new(*name, (px - base.0, py - base.1 + 8), style)).map_err(fail)?;
+            area.draw(&Text::new(name.as_str(), (px - base.0, py - base.1 + 8), style)).map_err(fail)?;
         }
-        if self.series.len() > 1 {
-            plot.configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .label_font((FONT, 16))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .draw()
-                .map_err(fail)?;
+        if !self.x_label.is_empty() {
+            let (left, _) = pixel(-0.5, 0.0);
+            let (right, bottom) = pixel(groups as f64 - 0.5, 0.0);
+            let style = (FONT, 18).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+            let at = ((left + right) / 2 - base.0, bottom - base.1 + 34);
+            area.draw(&Text::new(self.x_label.as_str(), at, style)).map_err(fail)?;
         }
         Ok(())
     }
@@ -196,6 +247,21 @@ mod tests {
         let helps = ["calls reaching layer 1 per user request", "calls reaching layer 12 per user request"];
         assert_eq!(common_help(&helps), "calls reaching layer k per user request");
         assert_eq!(common_help(&["a thing"]), "a thing");
+        let asides = [
+            "attempts reaching service 1 (the entry) per user request",
+            "attempts reaching service 2 per user request",
+        ];
+        assert_eq!(common_help(&asides), "attempts reaching service k per user request");
         assert_eq!(common_help(&["calls", "latency"]), "mean value");
+    }
+
+    #[test]
+    fn the_y_title_names_the_shared_unit() {
+        let spec = |name, help| MetricSpec { name, help, unit: Unit::PerRequest, formerly: None };
+        let (one, two) = (spec("amplification_l1", "calls at 1"), spec("amplification_l2", "calls at 2"));
+        assert_eq!(y_title(&[&one, &two]), "calls at k (per request)");
+        assert_eq!(y_title(&[&one]), "amplification l1 (per request)");
+        let other = MetricSpec { name: "x", help: "something else", unit: Unit::Count, formerly: None };
+        assert_eq!(y_title(&[&one, &other]), "mean value");
     }
 }

@@ -14,7 +14,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::aggregate::Aggregate;
-use super::charts::{DrawResult, FONT, GREY, Pins, short_number};
+use super::charts::text::{draw_headings, metric_phrase, title_by};
+use super::charts::{DrawResult, FONT, Pins, short_number};
 use crate::params::Value;
 use crate::scenario::{HeatmapOptions, PlannedPoint, Scenario, SweepAxis};
 
@@ -74,7 +75,8 @@ fn axis_title(axis: &SweepAxis) -> String {
 }
 
 impl Heatmap {
-    /// The heatmap `options` asks for, or `None` when `--set` has since removed its x or y axis from the sweep.
+    /// The heatmap `options` asks for, or `None` when `--set` has since removed its x or y axis from the sweep, or
+    /// when the metric is undefined in every cell for no reason a cell can show ("never").
     pub(super) fn build(
         scenario: &Scenario,
         points: &[PlannedPoint],
@@ -113,11 +115,21 @@ impl Heatmap {
             let row = slot(y_axis, &y_order, &point.swept[y]);
             panel.cells[row * x_order.len() + column] = Some(cell);
         }
+        if panels.iter().flat_map(|p| p.cells.iter().flatten()).all(|c| c.mean.is_nan() && !c.never) {
+            return None;
+        }
         let defined = panels.iter().flat_map(|p| p.cells.iter().flatten()).map(|c| c.mean).filter(|m| m.is_finite());
         let range = defined.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), m| (lo.min(m), hi.max(m)));
         let spec = &scenario.model.metrics()[metric_index];
         let at_text = pins.at_text(scenario);
-        let mut subtitle = format!("{}{at_text} · mean of {} replicates per cell", spec.help, scenario.replicates);
+        let at_text = at_text.trim_start();
+        let separator = if at_text.is_empty() { "" } else { " · " };
+        let mut subtitle = format!(
+            "{at_text}{separator}{} ({}): mean of {} replicates per cell",
+            spec.name,
+            spec.unit.label(),
+            scenario.replicates
+        );
         if recovered_index.is_some() {
             subtitle.push_str("; k/n: only k of the n replicates recovered");
             if spec.name == "recovery_ms" {
@@ -125,7 +137,7 @@ impl Heatmap {
             }
         }
         Some(Heatmap {
-            title: format!("{}: {} by {} and {}", scenario.name, spec.name, x_axis.name, y_axis.name),
+            title: title_by(&scenario.name, &metric_phrase(spec), &format!("{} and {}", x_axis.name, y_axis.name)),
             subtitle,
             x_label: options.x_label.clone().unwrap_or_else(|| axis_title(x_axis)),
             y_label: options.y_label.clone().unwrap_or_else(|| axis_title(y_axis)),
@@ -165,13 +177,9 @@ impl Heatmap {
         RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
     }
 
-    pub(super) fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> DrawResult {
-        let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
-        let area = area.margin(0, 8, 8, 8);
-        let (subtitle, body) = area.split_vertically(30);
-        subtitle
-            .draw(&Text::new(self.subtitle.as_str(), (12, 4), (FONT, 16).into_font().color(&GREY)))
-            .map_err(fail)?;
+    /// Draws the headings, one panel of cells per combination of the free parameters, and the colour scale.
+    pub(super) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+        let body = draw_headings(root, &self.title, &self.subtitle)?.margin(0, 8, 8, 8);
         let (width, _) = body.dim_in_pixel();
         let (grid, legend) = body.split_horizontally(width.saturating_sub(LEGEND_WIDTH));
         let (rows, columns) = self.grid();
@@ -187,7 +195,7 @@ impl Heatmap {
         let mut builder = ChartBuilder::on(area);
         builder.margin(10).x_label_area_size(62).y_label_area_size(92);
         if !panel.label.is_empty() {
-            builder.caption(&panel.label, (FONT, 19).into_font().style(FontStyle::Bold));
+            builder.caption(&panel.label, (FONT, 19, FontStyle::Bold).into_font());
         }
         let mut plot = builder.build_cartesian_2d(-0.5..(nx as f64 - 0.5), -0.5..(ny as f64 - 0.5)).map_err(fail)?;
         plot.configure_mesh()

@@ -167,7 +167,8 @@ fn chart_caption(scenario: &Scenario, stem: &str) -> String {
             .into(),
         metric if model.metric_index(metric).is_some() => format!(
             "{metric}: {}. One line per series against the swept number (bars per point when nothing numeric is \
-             swept), with its 95% confidence interval.",
+             swept), with its 95% confidence interval; past 10 lines, one panel per value of another swept \
+             parameter.",
             help(metric)
         ),
         _ => String::new(),

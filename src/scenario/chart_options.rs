@@ -1,5 +1,5 @@
 //! The chart tables inside `[charts]` that name swept parameters and metrics: `heatmap` and `bars`, and the
-//! `at = { key = value }` tables they and `timeline_at` use to pin swept parameters.
+//! `at = { key = value }` tables they, `at` (the metric charts) and `timeline_at` use to pin swept parameters.
 //!
 //! ```toml
 //! [charts.heatmap]                 # or [[charts.heatmap]] several times, or heatmap = { … }
@@ -34,7 +34,7 @@ use crate::time::parse_duration;
 
 /// The keys of `[charts]`.
 pub(super) const CHART_KEYS: &[&str] =
-    &["x", "series", "metrics", "timeline_at", "timeline_until", "timeline_series", "heatmap", "bars"];
+    &["x", "series", "metrics", "at", "timeline_at", "timeline_until", "timeline_series", "heatmap", "bars"];
 const HEATMAP_KEYS: &[&str] = &["x", "y", "metric", "at", "name", "x_label", "y_label"];
 const BARS_KEYS: &[&str] = &["metrics", "series", "at", "name"];
 /// Chart file stems the other charts use.
@@ -151,6 +151,7 @@ pub(super) fn read_chart_key(
             options.metrics =
                 items.iter().map(|item| metric_name(model, item, &dotted, at)).collect::<Result<_, _>>()?;
         }
+        "at" => options.at = pinned_values(value, &dotted, sweep, at)?,
         "timeline_at" => options.timeline_at = pinned_values(value, &dotted, sweep, at)?,
         "heatmap" => options.heatmaps = read_heatmaps(model, value, sweep, taken, at)?,
         "bars" => options.bars = read_bars(model, value, sweep, taken, at)?,

@@ -107,6 +107,8 @@ pub struct ChartOptions {
     pub series: Option<&'static str>,
     /// Metrics to chart against x.
     pub metrics: Vec<&'static str>,
+    /// Swept parameters the metric charts pin to one value (the others make lines or panels).
+    pub at: Vec<(&'static str, Value)>,
     /// The values of the other swept parameters at which the timeline chart is drawn.
     pub timeline_at: Vec<(&'static str, Value)>,
     /// Crop the timeline chart at this time.

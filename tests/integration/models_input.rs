@@ -353,7 +353,7 @@ fn heatmap_and_grouped_bars_are_written_as_svg_and_png() {
         assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{stem}.png");
     }
     let heatmap = std::fs::read_to_string(out.join("heatmap_recovery_ms.svg")).unwrap();
-    for text in ["recovery_ms by outage_duration and rate", "limiter=none", "limiter=budget", "500ms", "150"] {
+    for text in ["by outage_duration and rate", "recovery_ms", "limiter=none", "limiter=budget", "500ms", "150"] {
         assert!(heatmap.contains(text), "the heatmap shows {text:?}");
     }
     let bars = std::fs::read_to_string(out.join("per_limiter.svg")).unwrap();
