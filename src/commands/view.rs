@@ -61,7 +61,8 @@ fn chart_stem(out: &Path) -> Result<PathBuf, Error> {
     }
 }
 
-/// `retrylab compare`: one metric of several folders on one chart, written as SVG and PNG.
+/// `retrylab compare`: one metric of several folders on one chart, written as SVG and PNG: lines against a
+/// numeric swept parameter they share, grouped bars for a named one.
 pub fn compare(options: &CompareOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     let stem = chart_stem(options.out.as_deref().unwrap_or(Path::new("compare")))?;
     let folders = options.dirs.iter().map(|dir| ResultsFolder::open(dir)).collect::<Result<Vec<_>, _>>()?;
@@ -76,10 +77,11 @@ pub fn compare(options: &CompareOptions, stdout: &mut dyn Write) -> Result<(), E
         )));
     }
     let comparison = Comparison { folders: &folders, metric: options.metric.as_deref() };
-    let written = comparison.draw(&stem)?;
-    let names: Vec<String> = written.iter().map(|path| path.display().to_string()).collect();
+    let drawn = comparison.draw(&stem)?;
+    let names: Vec<String> = drawn.files.iter().map(|path| path.display().to_string()).collect();
+    let asked = drawn.asked_as.map_or_else(String::new, |old| format!(" (asked for by its former name {old})"));
     write_out(
         stdout,
-        &format!("compared {} of {} folders: wrote {}\n", comparison.metric(), folders.len(), names.join(" and ")),
+        &format!("compared {}{asked} of {} folders: wrote {}\n", drawn.metric, folders.len(), names.join(" and ")),
     )
 }

@@ -1,8 +1,8 @@
 //! Charts that read, through the real binary: no panel draws more lines than the palette has colours (small
 //! multiples, `[charts] at` pins, or the first ten with the rest named); titles and axis titles come from the
 //! metrics' help and units; long time axes count in seconds; the lock-step reading of peaks appears only where
-//! every client starts together; the latency CDF's log axis reads 1, 10, 100 ms; and a metric no run could fill
-//! gets no chart.
+//! every client starts together; the latency CDF's log axis reads 1, 10, 100 ms; a metric no run could fill gets
+//! no chart; and `compare` draws bars for a named sweep and says why when folders share nothing.
 
 use std::path::{Path, PathBuf};
 
@@ -177,4 +177,93 @@ fn long_runs_count_time_in_seconds_and_peaks_are_read_as_lock_step_only_for_a_re
     let timeline = texts(&out.join("timeline.svg"));
     assert!(has(&timeline, "lock-step"), "{timeline:?}");
     assert!(timeline.iter().any(|t| t == "time (ms)"), "a short run stays in ms: {timeline:?}");
+}
+
+/// Two runs of a server sweep over named strategies, which `compare` used to refuse ("sweeps none").
+const NAMED: &str = r#"schema_version = 1
+name = "named"
+replicates = 2
+
+[model]
+kind = "server"
+workers = 2
+queue_limit = 10
+
+[workload]
+kind = "burst"
+clients = 30
+
+[client]
+timeout = "1s"
+
+[sweep]
+strategy = ["exponential", "full-jitter", "decorrelated-jitter"]
+"#;
+
+#[test]
+fn compare_draws_bars_for_a_named_sweep_and_explains_folders_it_cannot_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let fast = run(dir.path(), "named.toml", NAMED, "fast", &["--set", "client.base=5ms"]);
+    let slow = run(dir.path(), "named.toml", NAMED, "slow", &["--set", "client.base=50ms"]);
+    let chart = dir.path().join("named.svg");
+    retrylab()
+        .args(["compare", fast.to_str().unwrap(), slow.to_str().unwrap(), "--metric", "calls"])
+        .args(["--out", chart.to_str().unwrap()])
+        .assert()
+        .success();
+    let bars = texts(&chart);
+    assert!(has(&bars, "compare: calls by strategy"), "{bars:?}");
+    for label in ["exponential", "full-jitter", "decorrelated-jitter", "fast", "slow", "strategy"] {
+        assert!(bars.iter().any(|t| t == label), "{label}: {bars:?}");
+    }
+    assert!(has(&bars, "whiskers: 95% CI"), "{bars:?}");
+
+    // A folder sweeping something else: the error names what each sweeps and what would work.
+    let other = NAMED.replace(
+        "strategy = [\"exponential\", \"full-jitter\", \"decorrelated-jitter\"]",
+        "service_mean = [\"5ms\", \"10ms\"]",
+    );
+    let other = run(dir.path(), "other.toml", &other, "other", &[]);
+    let assert = retrylab()
+        .current_dir(dir.path())
+        .args(["compare", "fast", "other", "--metric", "calls", "--out", "never.svg"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for piece in
+        ["share no swept parameter", "fast sweeps strategy (names)", "other sweeps service_mean (numbers)", "--set"]
+    {
+        assert!(stderr.contains(piece), "{piece}: {stderr}");
+    }
+    assert!(!dir.path().join("never.svg").exists());
+    let _ = other;
+}
+
+#[test]
+fn compare_finds_a_metric_by_its_former_name_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"schema_version = 1
+name = "chain"
+[model]
+kind = "layers"
+failure_probability = 1.0
+[workload]
+requests = 20
+[sweep]
+layers = [1, 2]
+"#;
+    let out = run(dir.path(), "chain.toml", text, "chain", &[]);
+    let assert = retrylab()
+        .current_dir(dir.path())
+        .args(["compare", out.to_str().unwrap(), "--metric", "bottom_calls", "--out", "chain.svg"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains("compared bottom_calls_per_request (asked for by its former name bottom_calls)"),
+        "{stdout}"
+    );
+    let chart = texts(&dir.path().join("chain.svg"));
+    assert!(has(&chart, "compare: bottom_calls_per_request by layers"), "{chart:?}");
+    assert!(has(&chart, "asked for as bottom_calls"), "{chart:?}");
 }

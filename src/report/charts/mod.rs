@@ -187,6 +187,12 @@ pub(super) fn draw_lines_chart(chart: LinesChart, stem: &Path) -> Result<Vec<Pat
     render(&Chart::Lines(chart), stem)
 }
 
+/// Draws grouped bars built outside a results folder (`retrylab compare`) as `stem.svg` and `stem.png`.
+pub(super) fn draw_grouped_bars(bars: GroupedBars, stem: &Path) -> Result<Vec<PathBuf>, Error> {
+    register_font();
+    render(&Chart::GroupedBars(bars), stem)
+}
+
 /// Writes `stem.svg` and `stem.png`.
 fn render(chart: &Chart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     let size = match chart {
