@@ -206,26 +206,42 @@ impl Comparison<'_> {
         let durations = rows.iter().any(|row| cell(row).parse::<f64>().is_err());
         let largest = rows.iter().filter_map(|row| axis_number(&cell(row))).fold(0.0, f64::max);
         let unit = durations.then(|| TimeUnit::for_span(largest));
-        // Dimensions: the folder, then everything else it sweeps, so that a chart of too many lines can make one
-        // panel per folder.
+        // Dimensions: the folder, then every other parameter some folder sweeps ("" where one does not), so that a
+        // chart of too many lines can make one panel per folder or per value of one of them.
+        let mut keys: Vec<&str> = Vec::new();
+        for key in self.folders.iter().flat_map(|f| f.manifest.swept.iter()) {
+            if key != x_key && !keys.contains(&key.as_str()) {
+                keys.push(key);
+            }
+        }
         let samples: Vec<Sample> = rows
             .iter()
-            .map(|row| Sample {
-                dims: vec![labels[row.folder].clone(), self.others(row, Some(x_key)).join(", ")],
-                x: axis_number(&cell(row)).unwrap_or(0.0) / unit.map_or(1.0, TimeUnit::ms),
-                y: row.value,
-                tag: row.folder,
+            .map(|row| {
+                let folder = &self.folders[row.folder];
+                let value = |key: &str| {
+                    let index = folder.manifest.swept.iter().position(|k| k == key);
+                    index.map_or_else(String::new, |i| folder.summary.rows[row.row][i].clone())
+                };
+                Sample {
+                    dims: std::iter::once(labels[row.folder].clone()).chain(keys.iter().map(|k| value(k))).collect(),
+                    x: axis_number(&cell(row)).unwrap_or(0.0) / unit.map_or(1.0, TimeUnit::ms),
+                    y: row.value,
+                    tag: row.folder,
+                }
             })
             .collect();
-        let names = ["folder".to_owned(), "series".to_owned()];
+        let names: Vec<String> = std::iter::once("folder").chain(keys.iter().copied()).map(str::to_owned).collect();
         let label = |pairs: &[(usize, &str)]| {
             let folder = pairs.iter().find(|(d, _)| *d == 0).map(|(_, v)| *v);
-            let others = pairs.iter().find(|(d, _)| *d == 1).map(|(_, v)| *v).filter(|v| !v.is_empty());
-            match (folder, others) {
-                (Some(folder), Some(others)) if self.folders.len() > 1 => format!("{folder}: {others}"),
-                (Some(folder), None) => folder.to_owned(),
-                (_, Some(others)) => others.to_owned(),
-                (None, None) => String::new(),
+            let others: Vec<String> = pairs
+                .iter()
+                .filter(|(d, v)| *d > 0 && !v.is_empty())
+                .map(|(d, v)| format!("{}={v}", names[*d]))
+                .collect();
+            match (folder, others.is_empty()) {
+                (Some(folder), false) if self.folders.len() > 1 => format!("{folder}: {}", others.join(", ")),
+                (Some(folder), true) => folder.to_owned(),
+                _ => others.join(", "),
             }
         };
         let mut layout = lay_out(&names, None, &samples, &label);
@@ -233,11 +249,11 @@ impl Comparison<'_> {
             panel.label = panel.label.trim_start_matches("folder=").to_owned();
         }
         notes.push("band: 95% CI".into());
-        if layout.facet.is_some() {
-            notes.push(format!("one panel per folder (more than {MAX_LINES} lines)"));
+        if let Some(facet) = layout.facet {
+            notes.push(format!("one panel per {} (more than {MAX_LINES} lines)", names[facet]));
         }
         if !layout.left_out.is_empty() {
-            notes.push(format!("left out: {}; compare fewer folders", few(&layout.left_out)));
+            notes.push(format!("left out: {}; compare fewer folders or fewer points", few(&layout.left_out)));
         }
         notes.push(self.sources());
         let chart = LinesChart {

@@ -240,6 +240,23 @@ fn compare_draws_bars_for_a_named_sweep_and_explains_folders_it_cannot_compare()
 }
 
 #[test]
+fn compare_splits_too_many_lines_into_panels_by_a_swept_parameter() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2 folders × 4 strategies × 3 bases: 24 lines; by base, 3 panels of 8.
+    let one = run(dir.path(), "twelve.toml", &twelve_lines(), "one", &[]);
+    let two = run(dir.path(), "twelve.toml", &twelve_lines(), "two", &["--set", "client.cap=1s"]);
+    let chart = dir.path().join("both.svg");
+    retrylab()
+        .args(["compare", one.to_str().unwrap(), two.to_str().unwrap(), "--metric", "calls"])
+        .args(["--out", chart.to_str().unwrap()])
+        .assert()
+        .success();
+    let texts = texts(&chart);
+    assert!(texts.iter().any(|t| t == "base=20ms") && has(&texts, "one panel per base"), "{texts:?}");
+    assert!(texts.iter().any(|t| t == "two: strategy=equal-jitter"), "{texts:?}");
+}
+
+#[test]
 fn compare_finds_a_metric_by_its_former_name_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let text = r#"schema_version = 1
