@@ -240,7 +240,48 @@ impl GroupedBars {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::scenario::plan;
+    use crate::stats::Estimate;
+
+    /// A 2-layer chain's ledger asked for 3 layers: the third column is left out of summary.csv (NaN here).
+    #[test]
+    fn metrics_undefined_everywhere_are_left_out_and_a_chart_of_only_those_is_not_drawn() {
+        let text = r#"schema_version = 1
+[model]
+kind = "layers"
+layers = 2
+[sweep]
+limiter = ["none", "budget"]
+[charts.bars]
+metrics = ["amplification_l1", "amplification_l2", "amplification_l3"]
+series = "limiter"
+"#;
+        let scenario = Scenario::from_source(Path::new("b.toml"), text.to_owned()).unwrap();
+        let points = plan(&scenario).unwrap();
+        let model = scenario.model;
+        let third = model.metric_index("amplification_l3").unwrap();
+        let summary = points
+            .iter()
+            .map(|_| {
+                let mut estimates = vec![Estimate { mean: 2.0, sd: 0.0, ci95: 0.5 }; model.metrics().len()];
+                estimates[third] = Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN };
+                estimates
+            })
+            .collect();
+        let aggregate =
+            Aggregate { summary, timelines: vec![], events: 0, truncated_runs: 0, latency: vec![], highlights: vec![] };
+        let options = &scenario.charts.bars[0];
+        let bars = GroupedBars::build(&scenario, &points, &aggregate, options).unwrap();
+        assert_eq!(bars.groups, ["amplification_l1", "amplification_l2"]);
+        assert_eq!(bars.series.len(), 2);
+        assert_eq!(bars.series[0].values[0], Some(Spread { mean: 2.0, low: 1.5, high: 2.5 }));
+        let mut only_the_third = options.clone();
+        only_the_third.metrics = vec!["amplification_l3"];
+        assert!(GroupedBars::build(&scenario, &points, &aggregate, &only_the_third).is_none());
+    }
 
     #[test]
     fn metrics_that_differ_only_by_a_number_share_a_label() {

@@ -379,6 +379,25 @@ heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
     }
 
     #[test]
+    fn a_metric_undefined_in_every_cell_for_no_reason_a_cell_shows_draws_no_heatmap() {
+        let scenario = Scenario::from_source(Path::new("h.toml"), SCENARIO.to_owned()).unwrap();
+        let points = plan(&scenario).unwrap();
+        let mut aggregate = aggregate(&scenario, &points);
+        let recovery = scenario.model.metric_index("recovery_ms").unwrap();
+        let options = &scenario.charts.heatmaps[0];
+        for estimates in &mut aggregate.summary {
+            estimates[recovery].mean = f64::NAN;
+        }
+        // "never" cells (none of the replicates recovered at 150/s after 500 ms) still say something.
+        assert!(Heatmap::build(&scenario, &points, &aggregate, options).is_some());
+        let recovered = scenario.model.metric_index("recovered").unwrap();
+        for estimates in &mut aggregate.summary {
+            estimates[recovered].mean = f64::NAN;
+        }
+        assert!(Heatmap::build(&scenario, &points, &aggregate, options).is_none());
+    }
+
+    #[test]
     fn the_colour_scale_runs_from_dark_to_yellow_and_text_stays_readable() {
         let heatmap = Heatmap {
             title: String::new(),
