@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::charts::lines::{MAX_LINES, Sample, few, lay_out};
-use super::charts::text::{TimeUnit, metric_scale};
+use super::charts::text::{TimeUnit, metric_phrase, metric_scale};
 use super::charts::{Frame, LinesChart, Spread, draw_grouped_bars, draw_lines_chart};
 use super::grouped_bars::{BarSeries, GroupedBars};
 use super::read::{ResultsFolder, Table};
@@ -131,7 +131,7 @@ impl Comparison<'_> {
         }
         let asked_as = (asked != metric).then_some(asked);
         let mut notes = vec![match spec {
-            Some(spec) => format!("{metric}: {}", spec.help),
+            Some(spec) => format!("{metric}: {}", metric_phrase(spec)),
             None => metric.clone(),
         }];
         if let Some(asked_as) = &asked_as {
