@@ -7,7 +7,7 @@ use crate::sweep::Run;
 
 /// Everything the writers need, aggregated once.
 pub struct Aggregate {
-    /// Per point, one estimate per model metric.
+    /// Per point, one estimate per model metric, its interval inside the metric's range.
     pub summary: Vec<Vec<Estimate>>,
     /// Per point, the bucket-major mean over replicates of each timeline series (missing buckets count as 0).
     pub timelines: Vec<Vec<f64>>,
@@ -24,7 +24,7 @@ pub struct Aggregate {
 
 /// Folds `runs` (ordered by point, then replicate) into per-point results.
 pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregate {
-    let metric_count = model.metrics().len();
+    let specs = model.metrics();
     let series = model.timeline_series().len().max(1);
     let mut summary = Vec::with_capacity(point_count);
     let mut timelines = Vec::with_capacity(point_count);
@@ -36,11 +36,13 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
         let end = runs.partition_point(|run| run.point <= point);
         let point_runs = &runs[start..end];
         summary.push(
-            (0..metric_count)
-                .map(|metric| {
+            specs
+                .iter()
+                .enumerate()
+                .map(|(metric, spec)| {
                     values.clear();
                     values.extend(point_runs.iter().map(|run| run.output.metrics[metric]));
-                    Estimate::of(&values)
+                    Estimate::within(&values, spec.unit.support())
                 })
                 .collect(),
         );

@@ -298,6 +298,9 @@ fn overrides_in(command_line: &[String]) -> Vec<String> {
     overrides
 }
 
+/// A metric's columns in summary.csv: mean, sd and ci95, and the interval's ends where the folder has them.
+type MetricColumns = ([usize; 3], Option<[usize; 2]>);
+
 /// Builds the per-point results charts draw from the tables of a results folder, whose first `swept` columns
 /// are the swept parameters. Points are in summary.csv's row order.
 pub(crate) fn tables_aggregate(
@@ -317,13 +320,17 @@ pub(crate) fn tables_aggregate(
         })
     };
 
-    // A metric's columns under its name or its former one; a metric no run could fill has none (all NaN).
-    let columns: Vec<Option<[usize; 3]>> = model
+    // A metric's columns under its name or its former one; a metric no run could fill has none (all NaN). Folders
+    // written before the interval's ends were kept have no `_lo95`/`_hi95`: their interval is mean ± ci95.
+    let columns: Vec<Option<MetricColumns>> = model
         .metrics()
         .iter()
         .map(|metric| {
             let column = |name: &str, suffix: &str| summary.column(&format!("{name}_{suffix}"));
-            let found = |name: &str| Some([column(name, "mean")?, column(name, "sd")?, column(name, "ci95")?]);
+            let found = |name: &str| {
+                let ends = column(name, "lo95").zip(column(name, "hi95")).map(|(lo, hi)| [lo, hi]);
+                Some(([column(name, "mean")?, column(name, "sd")?, column(name, "ci95")?], ends))
+            };
             found(metric.name).or_else(|| metric.formerly.and_then(found))
         })
         .collect();
@@ -331,13 +338,14 @@ pub(crate) fn tables_aggregate(
     for row in 0..point_count {
         let point = columns
             .iter()
-            .map(|columns| match columns {
-                Some([mean, sd, ci95]) => Ok(Estimate {
-                    mean: summary.number(row, *mean)?,
-                    sd: summary.number(row, *sd)?,
-                    ci95: summary.number(row, *ci95)?,
-                }),
-                None => Ok(Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN }),
+            .map(|columns| {
+                let Some(([mean, sd, ci95], ends)) = columns else { return Ok(Estimate::UNDEFINED) };
+                let number = |column: usize| summary.number(row, column);
+                let symmetric = Estimate::symmetric(number(*mean)?, number(*sd)?, number(*ci95)?);
+                Ok(match ends {
+                    Some([lo, hi]) => Estimate { lo95: number(*lo)?, hi95: number(*hi)?, ..symmetric },
+                    None => symmetric,
+                })
             })
             .collect::<Result<Vec<_>, Error>>()?;
         estimates.push(point);

@@ -50,7 +50,7 @@ pub(super) fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregat
     let mut header = swept_header(scenario);
     header.push("replicates".into());
     for (metric, _) in scenario.model.metrics().iter().zip(&filled).filter(|(_, filled)| **filled) {
-        for suffix in ["mean", "sd", "ci95"] {
+        for suffix in ["mean", "sd", "ci95", "lo95", "hi95"] {
             header.push(format!("{}_{suffix}", metric.name));
         }
     }
@@ -59,7 +59,7 @@ pub(super) fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregat
         let mut row = swept_cells(point);
         row.push(scenario.replicates.to_string());
         for (estimate, _) in estimates.iter().zip(&filled).filter(|(_, filled)| **filled) {
-            row.extend([estimate.mean, estimate.sd, estimate.ci95].map(format_number));
+            row.extend([estimate.mean, estimate.sd, estimate.ci95, estimate.lo95, estimate.hi95].map(format_number));
         }
         let _ = out.write_record(&row);
     }
