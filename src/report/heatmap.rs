@@ -348,7 +348,7 @@ heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
                 estimates
             })
             .collect();
-        Aggregate { summary, timelines: vec![], events: 0, truncated_runs: 0, latency: vec![], highlights: vec![] }
+        Aggregate { summary, ..Aggregate::default() }
     }
 
     #[test]

@@ -314,8 +314,7 @@ mod tests {
         let points = plan(&scenario).unwrap();
         let estimate = Estimate::symmetric(3.0, 0.0, 0.5);
         let summary = vec![vec![estimate; scenario.model.metrics().len()]; points.len()];
-        let aggregate =
-            Aggregate { summary, timelines: vec![], events: 0, truncated_runs: 0, latency: vec![], highlights: vec![] };
+        let aggregate = Aggregate { summary, ..Aggregate::default() };
         let mut page = String::new();
         summary_table(&mut page, &scenario, &points, &aggregate);
         assert_eq!(page.matches("<tr>").count(), 1 + MAX_ROWS, "the header and the first rows");
