@@ -238,23 +238,31 @@ def _(params, plt, same_scale, timeline, window_s):
 
 @app.cell
 def _(params, summary):
-    # The numbers behind the chart, from summary.csv (mean over the replicates).
+    # The numbers behind the chart, from summary.csv (mean over the replicates). The retries' peak over their
+    # mean per bucket, and their dispersion (variance over mean: about 1 for independent retries), measure the
+    # waves: large when clients retry in lock-step.
     table = (
         summary.set_index("strategy")
         .loc[
             params["strategies"],
-            ["calls_mean", "peak_calls_per_bucket_mean", "latency_p99_ms_mean", "completion_ms_mean"],
+            [
+                "calls_mean",
+                "latency_p99_ms_mean",
+                "completion_ms_mean",
+                "retry_peak_to_mean_mean",
+                "retry_dispersion_mean",
+            ],
         ]
         .rename(
             columns={
                 "calls_mean": "calls",
-                "peak_calls_per_bucket_mean": "peak calls per bucket",
                 "latency_p99_ms_mean": "p99 latency (ms)",
                 "completion_ms_mean": "completion (ms)",
+                "retry_peak_to_mean_mean": "retry peak / mean",
+                "retry_dispersion_mean": "retry dispersion",
             }
         )
-        .round(0)
-        .astype("int64")
+        .round(1)
     )
     table
     return

@@ -45,13 +45,35 @@ impl BucketCounter {
         self.counts.iter().copied().max().unwrap_or(0)
     }
 
-    /// The peak over the mean of the non-empty buckets: 1 for a perfectly flat load, large for sharp waves.
-    /// 0 when nothing was recorded.
-    pub(crate) fn peak_to_mean(&self) -> f64 {
-        let (sum, busy) =
-            self.counts.iter().filter(|&&c| c > 0).fold((0_u64, 0_u64), |(s, b), &c| (s + u64::from(c), b + 1));
-        if busy == 0 { 0.0 } else { f64::from(self.peak()) / (sum as f64 / busy as f64) }
+    /// How bunched the recorded events are in time, over their span: from the first non-empty bucket to the last,
+    /// empty buckets included (a wave's quiet gaps are part of its shape). `None` when nothing was recorded.
+    pub(crate) fn synchrony(&self) -> Option<Synchrony> {
+        let first = self.counts.iter().position(|&c| c > 0)?;
+        let last = self.counts.iter().rposition(|&c| c > 0)?;
+        let span = &self.counts[first..=last];
+        let buckets = span.len() as f64;
+        let mean = span.iter().map(|&c| f64::from(c)).sum::<f64>() / buckets;
+        let peak = span.iter().copied().max().unwrap_or(0);
+        // Sample variance (n − 1), so that a Poisson stream's dispersion is 1 in expectation.
+        let variance = if span.len() < 2 {
+            0.0
+        } else {
+            span.iter().map(|&c| (f64::from(c) - mean).powi(2)).sum::<f64>() / (buckets - 1.0)
+        };
+        Some(Synchrony { peak, peak_to_mean: f64::from(peak) / mean, dispersion: variance / mean })
     }
+}
+
+/// How bunched a stream of events is, per timeline bucket over the stream's span ([`BucketCounter::synchrony`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Synchrony {
+    /// The most events in one bucket.
+    pub(crate) peak: u32,
+    /// The peak over the mean per bucket: 1 for a perfectly even stream, large when the events come in waves.
+    pub(crate) peak_to_mean: f64,
+    /// The index of dispersion, variance over mean per bucket: about 1 for events that arrive independently (a
+    /// Poisson stream), far above 1 for waves, below 1 for a stream more even than chance.
+    pub(crate) dispersion: f64,
 }
 
 /// The largest value seen per fixed-width time bucket (for levels such as a queue's length).
@@ -80,6 +102,113 @@ impl BucketMax {
 
     pub(crate) fn maxima(&self) -> &[u32] {
         &self.maxima
+    }
+}
+
+/// A run's trigger (an outage, a fault window, a spike) as the span `[start, end)` of time: windowed metrics look
+/// at the requests first sent during it and after it, beside the whole run's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Trigger {
+    pub(crate) start: SimTime,
+    pub(crate) end: SimTime,
+}
+
+/// When a request was first sent, relative to the trigger.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Before the trigger, or in a run without one.
+    #[default]
+    Before,
+    During,
+    After,
+}
+
+impl Trigger {
+    pub(crate) fn phase(self, sent: SimTime) -> Phase {
+        if sent < self.start {
+            Phase::Before
+        } else if sent < self.end {
+            Phase::During
+        } else {
+            Phase::After
+        }
+    }
+}
+
+/// Tallies of the requests first sent during a trigger and after it: how many, how many ended and succeeded,
+/// the attempts they made and their latencies.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PhaseTally {
+    requests: [u64; 2],
+    ended: [u64; 2],
+    succeeded: [u64; 2],
+    attempts: [u64; 2],
+    latency: [LatencyHistogram; 2],
+}
+
+/// The windowed metrics of one phase.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct PhaseMetrics {
+    /// Successes over the requests of the phase that ended.
+    pub(crate) success_rate: f64,
+    /// Attempts per request of the phase.
+    pub(crate) amplification: f64,
+    pub(crate) latency_p99_ms: f64,
+}
+
+impl PhaseTally {
+    fn slot(phase: Phase) -> Option<usize> {
+        match phase {
+            Phase::Before => None,
+            Phase::During => Some(0),
+            Phase::After => Some(1),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn request(&mut self, phase: Phase) {
+        if let Some(slot) = Self::slot(phase) {
+            self.requests[slot] += 1;
+        }
+    }
+
+    #[inline]
+    pub(crate) fn attempt(&mut self, phase: Phase) {
+        if let Some(slot) = Self::slot(phase) {
+            self.attempts[slot] += 1;
+        }
+    }
+
+    /// A request of `phase` ended: with success after `latency`, or with `None` for a failure.
+    #[inline]
+    pub(crate) fn ended(&mut self, phase: Phase, latency: Option<SimDuration>) {
+        if let Some(slot) = Self::slot(phase) {
+            self.ended[slot] += 1;
+            if let Some(latency) = latency {
+                self.succeeded[slot] += 1;
+                self.latency[slot].record(latency);
+            }
+        }
+    }
+
+    /// `count` per request first sent in `phase` (NaN before the trigger, and for a phase with no request).
+    pub(crate) fn per_request(&self, phase: Phase, count: u64) -> f64 {
+        match Self::slot(phase) {
+            Some(slot) if self.requests[slot] > 0 => count as f64 / self.requests[slot] as f64,
+            _ => f64::NAN,
+        }
+    }
+
+    /// The metrics of the requests sent during the trigger and after it; NaN where a phase had no request.
+    pub(crate) fn metrics(&self) -> [PhaseMetrics; 2] {
+        std::array::from_fn(|slot| {
+            let ratio = |a: u64, b: u64| if b == 0 { f64::NAN } else { a as f64 / b as f64 };
+            PhaseMetrics {
+                success_rate: ratio(self.succeeded[slot], self.ended[slot]),
+                amplification: ratio(self.attempts[slot], self.requests[slot]),
+                latency_p99_ms: self.latency[slot].quantile_nanos(0.99) / 1e6,
+            }
+        })
     }
 }
 
@@ -223,6 +352,84 @@ impl SparseHistogram {
 mod tests {
     use super::*;
 
+    /// Events at `ms` milliseconds, in 10 ms buckets.
+    fn counter_of(ms: &[u64]) -> BucketCounter {
+        let mut counter = BucketCounter::new(SimDuration::from_millis(10));
+        ms.iter().for_each(|&ms| counter.record(SimTime::from_nanos(ms * 1_000_000)));
+        counter
+    }
+
+    #[test]
+    fn synchrony_counts_the_quiet_buckets_between_waves() {
+        // Two waves of 10 events, 100 ms apart: buckets 2 and 12, and nine empty buckets between them.
+        let waves: Vec<u64> = (0..10).map(|_| 25).chain((0..10).map(|_| 125)).collect();
+        let synchrony = counter_of(&waves).synchrony().unwrap();
+        assert_eq!(synchrony.peak, 10);
+        assert!((synchrony.peak_to_mean - 10.0 / (20.0 / 11.0)).abs() < 1e-12);
+        // Mean 20/11; two buckets of 10, nine of 0: variance (2·(10 − μ)² + 9·μ²)/10.
+        let mean = 20.0 / 11.0;
+        let variance = (2.0 * (10.0 - mean) * (10.0 - mean) + 9.0 * mean * mean) / 10.0;
+        assert!((synchrony.dispersion - variance / mean).abs() < 1e-12);
+        // The same 20 events spread one per bucket are perfectly even.
+        let even: Vec<u64> = (0..20).map(|i| 5 + 10 * i).collect();
+        let synchrony = counter_of(&even).synchrony().unwrap();
+        assert_eq!((synchrony.peak, synchrony.peak_to_mean, synchrony.dispersion), (1, 1.0, 0.0));
+        assert_eq!(counter_of(&[]).synchrony(), None);
+    }
+
+    #[test]
+    fn phases_split_requests_at_the_trigger_and_tally_each_side() {
+        let at = |ms: u64| SimTime::from_nanos(ms * 1_000_000);
+        let trigger = Trigger { start: at(100), end: at(200) };
+        assert_eq!(
+            [at(99), at(100), at(199), at(200)].map(|t| trigger.phase(t)),
+            [Phase::Before, Phase::During, Phase::During, Phase::After]
+        );
+        let mut tally = PhaseTally::default();
+        // During: two requests, five attempts, one success after 30 ms, one failure. After: one request, one
+        // attempt, a success after 2 ms. Before: nothing counted.
+        for (phase, attempts, latency) in [
+            (Phase::During, 4, None),
+            (Phase::During, 1, Some(30)),
+            (Phase::After, 1, Some(2)),
+            (Phase::Before, 9, Some(1)),
+        ] {
+            tally.request(phase);
+            (0..attempts).for_each(|_| tally.attempt(phase));
+            tally.ended(phase, latency.map(SimDuration::from_millis));
+        }
+        let [during, after] = tally.metrics();
+        assert_eq!((during.success_rate, during.amplification), (0.5, 2.5));
+        assert!((during.latency_p99_ms - 30.0).abs() < 30.0 / 64.0, "{}", during.latency_p99_ms);
+        assert_eq!((after.success_rate, after.amplification), (1.0, 1.0));
+        let empty = PhaseTally::default().metrics();
+        assert!(empty.iter().all(|m| m.success_rate.is_nan() && m.amplification.is_nan() && m.latency_p99_ms.is_nan()));
+    }
+
+    #[test]
+    fn a_poisson_stream_has_a_dispersion_of_one() {
+        use rand::RngExt;
+        use rand::SeedableRng;
+        // 100 streams of ~2,000 events at 1 per ms (10 per bucket); the mean dispersion and its 99% interval.
+        let dispersions: Vec<f64> = (0..100)
+            .map(|seed| {
+                let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+                let mut counter = BucketCounter::new(SimDuration::from_millis(10));
+                // Events in [0 s, 2 s) only, so that the span's first and last buckets are whole.
+                let mut t = -(1.0 - rng.random::<f64>()).ln() * 1e6;
+                while t < 2e9 {
+                    counter.record(SimTime::from_nanos(t as u64));
+                    t += -(1.0 - rng.random::<f64>()).ln() * 1e6;
+                }
+                counter.synchrony().unwrap().dispersion
+            })
+            .collect();
+        let estimate = crate::stats::Estimate::of(&dispersions);
+        let half_width_99 = estimate.ci95 / crate::stats::t_975(99) * 2.626405;
+        assert!(half_width_99 < 0.05, "the interval is tight enough to mean something: {half_width_99}");
+        assert!((estimate.mean - 1.0).abs() < half_width_99, "{} ± {half_width_99}", estimate.mean);
+    }
+
     #[test]
     fn buckets_split_time_at_their_edges() {
         let mut counter = BucketCounter::new(SimDuration::from_millis(10));
@@ -231,8 +438,8 @@ mod tests {
         }
         assert_eq!(counter.counts(), &[2, 3, 0, 1]);
         assert_eq!(counter.peak(), 3);
-        // Non-empty buckets hold 2, 3 and 1: mean 2, peak 3.
-        assert_eq!(counter.peak_to_mean(), 1.5);
+        // Over the span 2, 3, 0, 1 (the empty bucket counts): mean 1.5, peak 3.
+        assert_eq!(counter.synchrony().unwrap().peak_to_mean, 2.0);
     }
 
     #[test]
@@ -285,6 +492,6 @@ mod tests {
     #[test]
     fn empty_counter_reports_zeros() {
         let counter = BucketCounter::new(SimDuration::from_millis(1));
-        assert_eq!((counter.peak(), counter.peak_to_mean()), (0, 0.0));
+        assert_eq!((counter.peak(), counter.synchrony()), (0, None));
     }
 }

@@ -1,18 +1,67 @@
-//! Replicate statistics: mean, sample standard deviation and the half-width of the 95% confidence interval of
-//! the mean, `t(0.975, n−1)·sd/√n` (Student's t).
+//! Replicate statistics: mean, sample standard deviation, the half-width of the 95% confidence interval of the
+//! mean, `t(0.975, n−1)·sd/√n` (Student's t), and that interval's ends kept inside the values' range: a share of
+//! runs gets the Wilson score interval, a bounded quantity the t interval cut at its bounds.
 
-/// Mean, sample standard deviation (n − 1) and 95% CI half-width of a set of replicate values.
+/// What values a quantity can take, which decides the interval of their mean.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Support {
+    /// Any number.
+    Real,
+    /// Numbers from `min` to `max` (`max` may be infinite).
+    Within { min: f64, max: f64 },
+    /// 0 or 1 per run, so the mean is a proportion: the Wilson score interval.
+    Binary,
+}
+
+/// Mean, sample standard deviation (n − 1), 95% CI half-width, and the 95% interval's ends of a set of replicate
+/// values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Estimate {
     pub mean: f64,
     pub sd: f64,
+    /// The half-width of Student's t interval, `mean ± ci95`.
     pub ci95: f64,
+    /// The 95% interval of the mean, inside the values' range (see [`Support`]).
+    pub lo95: f64,
+    pub hi95: f64,
 }
 
+/// The 97.5% quantile of the standard normal distribution.
+const Z_975: f64 = 1.959_963_985;
+
 impl Estimate {
+    /// The estimate with every field undefined.
+    pub const UNDEFINED: Estimate =
+        Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN, lo95: f64::NAN, hi95: f64::NAN };
+
+    /// Summarises `values` of a quantity with the given support: [`Estimate::of`], with the interval's ends kept
+    /// inside it. For [`Support::Binary`], the Wilson score interval of the proportion `p̂ = mean` over `n` runs:
+    /// `(p̂ + z²/2n ± z·√(p̂(1 − p̂)/n + z²/4n²)) / (1 + z²/n)`, z = 1.96 (Wilson 1927), which stays in [0, 1] and
+    /// is not empty when every run agrees.
+    pub fn within(values: &[f64], support: Support) -> Estimate {
+        let estimate = Estimate::of(values);
+        match support {
+            Support::Real => estimate,
+            Support::Within { min, max } => {
+                Estimate { lo95: estimate.lo95.clamp(min, max), hi95: estimate.hi95.clamp(min, max), ..estimate }
+            }
+            Support::Binary => {
+                let n = values.iter().filter(|x| !x.is_nan()).count() as f64;
+                if n == 0.0 {
+                    return estimate;
+                }
+                let (p, z2) = (estimate.mean, Z_975 * Z_975);
+                let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
+                let half = Z_975 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+                Estimate { lo95: (centre - half).max(0.0), hi95: (centre + half).min(1.0), ..estimate }
+            }
+        }
+    }
+
     /// Summarises `values` in the order given (the order is fixed by the caller, so sums are reproducible).
     /// NaN values (a metric a run could not define, such as recovery time in a run that never recovered) are
-    /// left out. With one value, `sd` and `ci95` are 0; with none, everything is NaN.
+    /// left out. With one value, `sd` and `ci95` are 0; with none, everything is NaN. The interval is
+    /// `mean ± ci95`; [`Estimate::within`] keeps it inside a range.
     pub fn of(values: &[f64]) -> Estimate {
         let defined: Vec<f64>;
         let values = if values.iter().any(|x| x.is_nan()) {
@@ -23,15 +72,20 @@ impl Estimate {
         };
         let n = values.len();
         if n == 0 {
-            return Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN };
+            return Estimate::UNDEFINED;
         }
         let mean = values.iter().sum::<f64>() / n as f64;
         if n == 1 {
-            return Estimate { mean, sd: 0.0, ci95: 0.0 };
+            return Estimate::symmetric(mean, 0.0, 0.0);
         }
         let variance = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         let sd = variance.sqrt();
-        Estimate { mean, sd, ci95: t_975(n - 1) * sd / (n as f64).sqrt() }
+        Estimate::symmetric(mean, sd, t_975(n - 1) * sd / (n as f64).sqrt())
+    }
+
+    /// An estimate whose interval is `mean ± ci95`.
+    pub fn symmetric(mean: f64, sd: f64, ci95: f64) -> Estimate {
+        Estimate { mean, sd, ci95, lo95: mean - ci95, hi95: mean + ci95 }
     }
 }
 
@@ -76,9 +130,37 @@ mod tests {
         assert_eq!(e.mean, 5.0);
         assert!((e.sd - (32.0_f64 / 7.0).sqrt()).abs() < 1e-12);
         assert!((e.ci95 - 2.364624 * e.sd / 8.0_f64.sqrt()).abs() < 1e-12);
-        assert_eq!(Estimate::of(&[3.0]), Estimate { mean: 3.0, sd: 0.0, ci95: 0.0 });
+        assert_eq!(Estimate::of(&[3.0]), Estimate::symmetric(3.0, 0.0, 0.0));
         assert!(Estimate::of(&[]).mean.is_nan());
-        assert_eq!(Estimate::of(&[f64::NAN, 3.0, f64::NAN]), Estimate { mean: 3.0, sd: 0.0, ci95: 0.0 });
+        assert_eq!(Estimate::of(&[f64::NAN, 3.0, f64::NAN]), Estimate::symmetric(3.0, 0.0, 0.0));
         assert!(Estimate::of(&[f64::NAN]).mean.is_nan());
+    }
+
+    #[test]
+    fn a_share_of_runs_gets_the_wilson_interval_inside_zero_to_one() {
+        // 9 of 10 runs recovered: Student's t would give 0.9 ± 0.226, above 1.
+        let recovered = [1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+        let t = Estimate::of(&recovered);
+        assert!(t.hi95 > 1.0, "the symmetric interval leaves the range: {t:?}");
+        let wilson = Estimate::within(&recovered, Support::Binary);
+        // Wilson (1927) for 9/10: 0.5958 to 0.9821.
+        assert!((wilson.lo95 - 0.5958).abs() < 1e-4 && (wilson.hi95 - 0.9821).abs() < 1e-4, "{wilson:?}");
+        assert_eq!((wilson.mean, wilson.ci95), (t.mean, t.ci95), "mean and half-width stay as they were");
+        // Every run agrees: the interval is not empty, and still inside [0, 1].
+        let all = Estimate::within(&[1.0; 5], Support::Binary);
+        assert!(all.lo95 > 0.5 && all.lo95 < 1.0 && all.hi95 == 1.0, "{all:?}");
+        let none = Estimate::within(&[0.0; 5], Support::Binary);
+        assert!(none.lo95 == 0.0 && none.hi95 > 0.0 && none.hi95 < 0.5, "{none:?}");
+    }
+
+    #[test]
+    fn a_bounded_quantity_keeps_its_interval_inside_its_bounds() {
+        // A recovery time of 0 in two runs and 3 s in a third: mean ± t·sd/√n goes below 0.
+        let recovery = [0.0, 0.0, 3_000.0];
+        let t = Estimate::of(&recovery);
+        assert!(t.lo95 < 0.0);
+        let bounded = Estimate::within(&recovery, Support::Within { min: 0.0, max: f64::INFINITY });
+        assert_eq!((bounded.lo95, bounded.hi95), (0.0, t.hi95));
+        assert!(Estimate::within(&[], Support::Binary).lo95.is_nan());
     }
 }

@@ -11,9 +11,10 @@ use crate::model::{ModelKind, Unit};
 /// How summary.csv summarises a metric over a point's replicates, by unit.
 fn aggregation(unit: Unit) -> &'static str {
     match unit {
-        Unit::Outcome => "share of replicates where it happened",
-        Unit::Count | Unit::PerRequest | Unit::Fraction | Unit::Milliseconds | Unit::PerSecond | Unit::Ratio => {
-            "mean over replicates"
+        Unit::Outcome => "share of runs; Wilson interval",
+        Unit::Fraction => "mean; t interval within 0 to 1",
+        Unit::Count | Unit::PerRequest | Unit::Milliseconds | Unit::PerSecond | Unit::Ratio => {
+            "mean; t interval from 0"
         }
     }
 }
@@ -33,8 +34,9 @@ pub fn metrics(model: Option<&str>, markdown: bool, stdout: &mut dyn Write) -> R
 fn plain(models: &[ModelKind]) -> String {
     let mut text = String::new();
     text.push_str(
-        "runs.csv holds one value per run; summary.csv M_mean, M_sd and M_ci95 per point, over its replicates (an\n\
-         outcome's mean is the share of runs where it happened). A metric no run of a study could fill is left out.\n",
+        "runs.csv holds one value per run; summary.csv M_mean, M_sd, M_ci95 and the 95% interval's ends M_lo95 and\n\
+         M_hi95 per point, over its replicates (an outcome's mean is the share of runs where it happened, its interval\n\
+         Wilson's). A metric no run of a study could fill is left out.\n",
     );
     for &model in models {
         let _ = writeln!(text, "\n{} ({})", model.name(), model.about());
@@ -59,13 +61,17 @@ fn markdown_page(models: &[ModelKind]) -> String {
          This page is generated from the models' metric tables by `retrylab metrics --markdown` (a test checks that\n\
          it matches); `retrylab metrics MODEL` prints one model's in the terminal.\n\n\
          - **runs.csv** holds one value per run (one replicate of one sweep point).\n\
-         - **summary.csv** holds, per point, `M_mean`, `M_sd` and `M_ci95` of each metric `M` over the point's\n  \
-           replicates: the mean, the sample standard deviation and the half-width of the 95% confidence interval of\n  \
-           the mean (Student's t). An *outcome* is 1 or 0 per run, so its mean is the share of runs where it happened.\n\
+         - **summary.csv** holds, per point, `M_mean`, `M_sd`, `M_ci95`, `M_lo95` and `M_hi95` of each metric `M`\n  \
+           over the point's replicates: the mean, the sample standard deviation, the half-width of the 95%\n  \
+           confidence interval of the mean (Student's t), and that interval's ends kept inside the metric's range:\n  \
+           an *outcome* (1 or 0 per run, so its mean is the share of runs where it happened) gets the Wilson score\n  \
+           interval; any other metric the t interval cut at its bounds (0 to 1 for a fraction, 0 and up otherwise).\n\
          - A metric no run of a study could fill (the ledger of a service the graph does not have, recovery in a\n  \
            workload with nothing to recover from) is left out of both files; a value a single run could not define\n  \
            (a latency with no success) is an empty cell.\n\
-         - **timeline.csv** holds, per point and bucket (`bucket_start_ms`), the mean over replicates of each series.\n\
+         - **timeline.csv** holds, per point and bucket (`bucket_start_ms`), the mean over replicates of each series.\n  \
+           Where a point's replicates disagree on an outcome (some recovered, some not), **timeline_by_outcome.csv**\n  \
+           holds one mean per group of replicates (`outcome`, `runs`), and the charts draw the groups.\n\
          - Units: *count*, a number of things in the run; *per request*, divided by the run's user requests;\n  \
            *fraction*, a share from 0 to 1; *ms*; *per second*; *ratio*, a non-negative ratio with no upper bound.\n",
     );

@@ -11,6 +11,7 @@ pub(crate) mod faults;
 pub mod trace;
 
 use crate::params::{ParamError, ParamSpec, PartTable, Point, Value};
+use crate::stats::Support;
 use crate::time::SimDuration;
 
 /// One output metric: a column `name` in runs.csv, and `name_mean`/`name_sd`/`name_ci95` in summary.csv.
@@ -63,11 +64,14 @@ impl Unit {
         }
     }
 
-    /// The range every run's value, and so every interval of their mean, lies in.
-    pub fn domain(self) -> (f64, f64) {
+    /// What every run's value can be, which keeps the interval of their mean inside it.
+    pub fn support(self) -> Support {
         match self {
-            Unit::Fraction | Unit::Outcome => (0.0, 1.0),
-            Unit::Count | Unit::PerRequest | Unit::Milliseconds | Unit::PerSecond | Unit::Ratio => (0.0, f64::INFINITY),
+            Unit::Outcome => Support::Binary,
+            Unit::Fraction => Support::Within { min: 0.0, max: 1.0 },
+            Unit::Count | Unit::PerRequest | Unit::Milliseconds | Unit::PerSecond | Unit::Ratio => {
+                Support::Within { min: 0.0, max: f64::INFINITY }
+            }
         }
     }
 }

@@ -51,9 +51,12 @@ const OCC_CLIENT_PARAMS: &[ParamSpec] = &[
     client::DEADLINE,
 ];
 
-/// The timeline's one series, counted per bucket.
+/// The timeline's series, counted per bucket.
 pub(super) mod series {
-    series! { CALLS = "calls": "WRITE calls reaching the server in the bucket" }
+    series! {
+        CALLS = "calls": "WRITE calls reaching the server in the bucket",
+        RETRIES = "retries": "of those, WRITEs after a client's first",
+    }
 }
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
@@ -66,8 +69,10 @@ pub(super) mod metric {
         GAVE_UP = "gave_up" (Count): "clients whose policy gave up before a successful write",
         SUCCESS_RATE = "success_rate" (Fraction): "fraction of clients that wrote successfully",
         COMPLETION_MS = "completion_ms" (Milliseconds): "time of the last event (the study's completion time)",
-        PEAK_CALLS_PER_BUCKET = "peak_calls_per_bucket" (Count): "most WRITE calls in one timeline bucket",
-        PEAK_TO_MEAN = "peak_to_mean" (Ratio): "peak calls per bucket over the mean of the non-empty buckets",
+        PEAK_CALLS_PER_BUCKET = "peak_calls_per_bucket" (Count): "most WRITE calls in one timeline bucket, the first attempts included",
+        RETRY_PEAK_PER_BUCKET = "retry_peak_per_bucket" (Count): "most retry WRITEs in one timeline bucket",
+        RETRY_PEAK_TO_MEAN = "retry_peak_to_mean" (Ratio): "retry_peak_per_bucket over the mean retries per bucket from the first retry to the last, empty buckets included: about 1 when retries are spread evenly, large when they come in waves",
+        RETRY_DISPERSION = "retry_dispersion" (Ratio): "variance over mean of retries per bucket from the first retry to the last: about 1 when retries are independent (Poisson), far above when clients retry in lock-step",
         EVENTS = "events" (Count): "engine events (message deliveries) in the run",
     }
 }
@@ -154,6 +159,7 @@ struct OccRun<'a, const TRACE: bool> {
     version: u64,
     clients: Vec<ClientState>,
     writes_per_bucket: BucketCounter,
+    retries_per_bucket: BucketCounter,
     reads: u64,
     writes: u64,
     succeeded: u32,
@@ -170,6 +176,7 @@ impl<'a, const TRACE: bool> OccRun<'a, TRACE> {
             version: 0,
             clients: vec![ClientState::default(); config.clients as usize],
             writes_per_bucket: BucketCounter::new(bucket),
+            retries_per_bucket: BucketCounter::new(bucket),
             reads: 0,
             writes: 0,
             succeeded: 0,
@@ -195,9 +202,19 @@ impl<'a, const TRACE: bool> OccRun<'a, TRACE> {
         metrics[metric::SUCCESS_RATE] = f64::from(self.succeeded) / clients;
         metrics[metric::COMPLETION_MS] = completion_ms;
         metrics[metric::PEAK_CALLS_PER_BUCKET] = f64::from(self.writes_per_bucket.peak());
-        metrics[metric::PEAK_TO_MEAN] = self.writes_per_bucket.peak_to_mean();
+        let synchrony = self.retries_per_bucket.synchrony();
+        metrics[metric::RETRY_PEAK_PER_BUCKET] = synchrony.map_or(f64::NAN, |s| f64::from(s.peak));
+        metrics[metric::RETRY_PEAK_TO_MEAN] = synchrony.map_or(f64::NAN, |s| s.peak_to_mean);
+        metrics[metric::RETRY_DISPERSION] = synchrony.map_or(f64::NAN, |s| s.dispersion);
         metrics[metric::EVENTS] = events as f64;
-        let timeline = self.writes_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
+        let (writes, retries) = (self.writes_per_bucket.counts(), self.retries_per_bucket.counts());
+        let mut timeline = vec![0.0; writes.len() * series::COUNT];
+        for (bucket, &count) in writes.iter().enumerate() {
+            timeline[bucket * series::COUNT + series::CALLS] = f64::from(count);
+        }
+        for (bucket, &count) in retries.iter().enumerate() {
+            timeline[bucket * series::COUNT + series::RETRIES] = f64::from(count);
+        }
         let spans = self.tracer.map(|t| t.spans).unwrap_or_default();
         RunOutput { metrics, timeline, events, spans, ..RunOutput::default() }
     }
@@ -222,6 +239,9 @@ impl<const TRACE: bool> Model for OccRun<'_, TRACE> {
             OccEvent::WriteArrives(client) => {
                 self.writes += 1;
                 self.writes_per_bucket.record(scheduler.now());
+                if self.clients[client as usize].failed_attempts > 0 {
+                    self.retries_per_bucket.record(scheduler.now());
+                }
                 let succeeded = self.clients[client as usize].version_read == self.version;
                 if succeeded {
                     self.version += 1;
@@ -309,8 +329,9 @@ mod tests {
                 assert_eq!(m[metric::READS], m[metric::CALLS]);
                 // Four hops (events) per attempt.
                 assert_eq!(out.events as f64, 4.0 * m[metric::CALLS]);
-                let timeline_total: f64 = out.timeline.iter().sum();
-                assert_eq!(timeline_total, m[metric::CALLS]);
+                let total = |series: usize| out.timeline.iter().skip(series).step_by(series::COUNT).sum::<f64>();
+                assert_eq!(total(series::CALLS), m[metric::CALLS]);
+                assert_eq!(total(series::RETRIES), m[metric::RETRIES]);
             }
         }
     }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::charts::lines::{MAX_LINES, Sample, few, lay_out};
 use super::charts::text::{TimeUnit, metric_phrase, metric_scale};
-use super::charts::{Frame, LinesChart, Spread, draw_grouped_bars, draw_lines_chart};
+use super::charts::{Frame, LinesChart, Spread, draw_grouped_bars, draw_lines_chart, unit_range};
 use super::grouped_bars::{BarSeries, GroupedBars};
 use super::read::{ResultsFolder, Table};
 use crate::Error;
@@ -109,7 +109,7 @@ impl Comparison<'_> {
         let columns: Vec<String> = self.folders.iter().map(|f| column_name(f, &asked)).collect::<Result<_, _>>()?;
         let spec = self.folders.iter().find_map(|folder| spec_of(folder, &asked));
         let metric = spec.map_or_else(|| asked.clone(), |spec| spec.name.to_owned());
-        let domain = spec.map_or((0.0, f64::INFINITY), |spec| spec.unit.domain());
+        let domain = spec.map_or((f64::NEG_INFINITY, f64::INFINITY), |spec| unit_range(spec.unit));
         let mut rows = Vec::new();
         for (f, (folder, column)) in self.folders.iter().zip(&columns).enumerate() {
             let table = &folder.summary;
@@ -248,7 +248,9 @@ impl Comparison<'_> {
         for panel in &mut layout.panels {
             panel.label = panel.label.trim_start_matches("folder=").to_owned();
         }
-        notes.push("band: 95% CI".into());
+        if rows.iter().any(|row| row.value.has_interval()) {
+            notes.push("band: 95% CI".into());
+        }
         if let Some(facet) = layout.facet {
             notes.push(format!("one panel per {} (more than {MAX_LINES} lines)", names[facet]));
         }
@@ -314,7 +316,9 @@ impl Comparison<'_> {
             let left_out: Vec<String> = series.drain(MAX_LINES..).map(|s| s.label).collect();
             notes.push(format!("left out: {}; compare fewer folders", few(&left_out)));
         }
-        notes.insert(1, "whiskers: 95% CI".into());
+        if rows.iter().any(|row| row.value.has_interval()) {
+            notes.insert(1, "whiskers: 95% CI".into());
+        }
         notes.push(self.sources());
         let by = key.map_or_else(String::new, |key| format!(" by {key}"));
         let bars = GroupedBars {

@@ -99,13 +99,13 @@ impl GroupedBars {
         if indices.is_empty() {
             return None;
         }
-        let series = points
+        let series: Vec<BarSeries> = points
             .iter()
             .zip(&aggregate.summary)
             .filter(|(point, _)| pins.admit(point))
             .map(|(point, estimates)| BarSeries {
                 label: series_axis.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string()),
-                values: indices.iter().map(|&i| Some(Spread::of(&estimates[i], metrics[i].unit))).collect(),
+                values: indices.iter().map(|&i| Some(Spread::of(&estimates[i]))).collect(),
             })
             .collect();
         let specs: Vec<&MetricSpec> = indices.iter().map(|&i| &metrics[i]).collect();
@@ -120,7 +120,8 @@ impl GroupedBars {
         let at_text = pins.at_text(scenario);
         let at_text = at_text.trim_start();
         let separator = if at_text.is_empty() { "" } else { " · " };
-        let interval = if scenario.replicates > 1 { "; whiskers: 95% CI" } else { " (no interval)" };
+        let drawn = series.iter().flat_map(|s| s.values.iter().flatten()).any(Spread::has_interval);
+        let interval = if drawn { "; whiskers: 95% CI" } else { "" };
         let replicates = match scenario.replicates {
             1 => "1 replicate".to_owned(),
             n => format!("mean of {n} replicates"),
@@ -266,13 +267,12 @@ series = "limiter"
         let summary = points
             .iter()
             .map(|_| {
-                let mut estimates = vec![Estimate { mean: 2.0, sd: 0.0, ci95: 0.5 }; model.metrics().len()];
-                estimates[third] = Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN };
+                let mut estimates = vec![Estimate::symmetric(2.0, 0.0, 0.5); model.metrics().len()];
+                estimates[third] = Estimate::UNDEFINED;
                 estimates
             })
             .collect();
-        let aggregate =
-            Aggregate { summary, timelines: vec![], events: 0, truncated_runs: 0, latency: vec![], highlights: vec![] };
+        let aggregate = Aggregate { summary, ..Aggregate::default() };
         let options = &scenario.charts.bars[0];
         let bars = GroupedBars::build(&scenario, &points, &aggregate, options).unwrap();
         assert_eq!(bars.groups, ["amplification_l1", "amplification_l2"]);

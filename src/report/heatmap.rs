@@ -344,7 +344,7 @@ heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
         let summary = points
             .iter()
             .map(|point| {
-                let mut estimates = vec![Estimate { mean: 1.0, sd: 0.0, ci95: 0.0 }; model.metrics().len()];
+                let mut estimates = vec![Estimate::symmetric(1.0, 0.0, 0.0); model.metrics().len()];
                 let key = point.swept.iter().map(ToString::to_string).collect::<Vec<_>>().join("/");
                 let (ms, fraction) = match key.as_str() {
                     "none/150/500ms" => (f64::NAN, 0.0),
@@ -356,7 +356,7 @@ heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
                 estimates
             })
             .collect();
-        Aggregate { summary, timelines: vec![], events: 0, truncated_runs: 0, latency: vec![], highlights: vec![] }
+        Aggregate { summary, ..Aggregate::default() }
     }
 
     #[test]

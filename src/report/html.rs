@@ -248,21 +248,29 @@ fn run_details(page: &mut String, manifest: &Manifest) {
     page.push_str("</table>\n<p class=\"note\">manifest.json holds the same, with every point's id.</p>\n");
 }
 
-/// `mean ± ci95`, the interval to two significant digits and the mean to the same decimal place; the mean alone
+/// `mean ± ci95`, the interval to two significant digits and the mean to the same decimal place, or
+/// `mean [lo95, hi95]` when the interval is kept inside the metric's range and so is not symmetric; the mean alone
 /// (four significant digits) when there is no interval; "–" when the mean is undefined.
 fn mean_with_ci(estimate: &Estimate, replicates: u32) -> String {
-    let Estimate { mean, ci95, .. } = *estimate;
+    let Estimate { mean, ci95, lo95, hi95, .. } = *estimate;
     if !mean.is_finite() {
         return "–".into();
     }
     if replicates < 2 || !ci95.is_finite() {
         return significant(mean, 4);
     }
-    if ci95 == 0.0 {
+    let symmetric =
+        (mean - ci95 - lo95).abs() <= 1e-9 * ci95.max(1.0) && (mean + ci95 - hi95).abs() <= 1e-9 * ci95.max(1.0);
+    if ci95 == 0.0 && symmetric {
         return format!("{} ± 0", significant(mean, 4));
     }
-    let decimals = (1 - ci95.log10().floor() as i32).clamp(0, 12) as usize;
-    format!("{mean:.decimals$} ± {ci95:.decimals$}")
+    let width = if symmetric { ci95 } else { (hi95 - lo95) / 2.0 };
+    let decimals = if width > 0.0 { (1 - width.log10().floor() as i32).clamp(0, 12) as usize } else { 4 };
+    if symmetric {
+        format!("{mean:.decimals$} ± {ci95:.decimals$}")
+    } else {
+        format!("{mean:.decimals$} [{lo95:.decimals$}, {hi95:.decimals$}]")
+    }
 }
 
 /// `x` to `digits` significant digits, whole numbers as they are.
@@ -305,10 +313,9 @@ mod tests {
         );
         let scenario = Scenario::from_source(Path::new("big.toml"), text).unwrap();
         let points = plan(&scenario).unwrap();
-        let estimate = Estimate { mean: 3.0, sd: 0.0, ci95: 0.5 };
+        let estimate = Estimate::symmetric(3.0, 0.0, 0.5);
         let summary = vec![vec![estimate; scenario.model.metrics().len()]; points.len()];
-        let aggregate =
-            Aggregate { summary, timelines: vec![], events: 0, truncated_runs: 0, latency: vec![], highlights: vec![] };
+        let aggregate = Aggregate { summary, ..Aggregate::default() };
         let mut page = String::new();
         summary_table(&mut page, &scenario, &points, &aggregate);
         assert_eq!(page.matches("<tr>").count(), 1 + MAX_ROWS, "the header and the first rows");
@@ -329,11 +336,17 @@ mod tests {
 
     #[test]
     fn means_carry_their_interval_to_two_significant_digits() {
-        let estimate = |mean, ci95| Estimate { mean, sd: 0.0, ci95 };
+        let estimate = |mean, ci95| Estimate::symmetric(mean, 0.0, ci95);
         assert_eq!(mean_with_ci(&estimate(1234.5678, 12.345), 10), "1235 ± 12");
         assert_eq!(mean_with_ci(&estimate(0.98765, 0.0123), 10), "0.988 ± 0.012");
         assert_eq!(mean_with_ci(&estimate(42.0, 0.0), 10), "42 ± 0");
         assert_eq!(mean_with_ci(&estimate(0.123456, 0.0), 1), "0.1235");
         assert_eq!(mean_with_ci(&estimate(f64::NAN, f64::NAN), 10), "–");
+        // An interval kept inside the metric's range is shown by its ends: 9 of 10 runs recovered.
+        let recovered = crate::stats::Estimate::within(
+            &[1.0; 9].into_iter().chain([0.0]).collect::<Vec<_>>(),
+            crate::stats::Support::Binary,
+        );
+        assert_eq!(mean_with_ci(&recovered, 10), "0.90 [0.60, 0.98]");
     }
 }

@@ -57,20 +57,29 @@ pub fn write_results(
     let summary = tables::summary_csv(scenario, points, aggregate);
     let timeline = tables::timeline_csv(scenario, points, aggregate);
     let latency = tables::latency_csv(scenario, points, aggregate);
+    let outcome_timeline = tables::outcome_timeline_csv(scenario, points, aggregate);
     let manifest = Manifest::new(scenario, points, info, aggregate);
-    let drawn = read::tables_aggregate(
-        scenario.model,
-        scenario.sweep.len(),
-        &read::Table::parse(&out.join("summary.csv"), &summary)?,
-        &read::Table::parse(&out.join("timeline.csv"), &timeline)?,
-        latency.as_ref().map(|bytes| read::Table::parse(&out.join("latency.csv"), bytes)).transpose()?.as_ref(),
-        &manifest.shaded_ms,
-    )?;
+    let parse = |name: &str, bytes: &[u8]| read::Table::parse(&out.join(name), bytes);
+    let optional = |name: &str, bytes: &Option<Vec<u8>>| bytes.as_ref().map(|bytes| parse(name, bytes)).transpose();
+    let (latency_table, outcome_table) =
+        (optional("latency.csv", &latency)?, optional(read::OUTCOME_TIMELINE, &outcome_timeline)?);
+    let tables = read::Tables {
+        summary: &parse("summary.csv", &summary)?,
+        timeline: &parse("timeline.csv", &timeline)?,
+        latency: latency_table.as_ref(),
+        outcome_timeline: outcome_table.as_ref(),
+    };
+    let drawn = read::tables_aggregate(scenario.model, scenario.sweep.len(), &tables, &manifest.shaded_ms)?;
     put(&mut written, "summary.csv", summary)?;
     put(&mut written, "runs.csv", tables::runs_csv(scenario, points, runs, &tables::filled_metrics(aggregate)))?;
     put(&mut written, "timeline.csv", timeline)?;
     if let Some(latency) = latency {
         put(&mut written, "latency.csv", latency)?;
+    }
+    match outcome_timeline {
+        Some(outcome_timeline) => put(&mut written, read::OUTCOME_TIMELINE, outcome_timeline)?,
+        // A folder run again must not keep a split this run does not have (`plot` would draw it).
+        None => atomic::remove_if_present(&out.join(read::OUTCOME_TIMELINE))?,
     }
     put(&mut written, "manifest.json", manifest.to_json())?;
     let charts = charts::draw_all(scenario, points, &drawn, out)?;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::aggregate::Aggregate;
+use super::aggregate::{Aggregate, OutcomeGroup};
 use super::manifest::{RESULTS_FORMAT, sha256_hex};
 use crate::Error;
 use crate::model::ModelKind;
@@ -142,6 +142,8 @@ pub struct ResultsFolder {
     pub timeline: Table,
     /// latency.csv, for models that measure latency (format 2 on).
     pub latency: Option<Table>,
+    /// timeline_by_outcome.csv, where some point's replicates disagree on an outcome.
+    pub outcome_timeline: Option<Table>,
 }
 
 impl ResultsFolder {
@@ -198,12 +200,16 @@ impl ResultsFolder {
         }
         let summary = Table::read(&dir.join("summary.csv"))?;
         let timeline = Table::read(&dir.join("timeline.csv"))?;
-        let latency_path = dir.join("latency.csv");
-        let latency = if latency_path.is_file() { Some(Table::read(&latency_path)?) } else { None };
+        let optional = |name: &str| {
+            let path = dir.join(name);
+            if path.is_file() { Table::read(&path).map(Some) } else { Ok(None) }
+        };
+        let latency = optional("latency.csv")?;
+        let outcome_timeline = optional(OUTCOME_TIMELINE)?;
         summary.check_swept(&manifest.swept)?;
         timeline.check_swept(&manifest.swept)?;
-        if let Some(latency) = &latency {
-            latency.check_swept(&manifest.swept)?;
+        for table in latency.iter().chain(&outcome_timeline) {
+            table.check_swept(&manifest.swept)?;
         }
         if summary.rows.len() != manifest.points {
             return Err(bad(
@@ -211,7 +217,7 @@ impl ResultsFolder {
                 format!("{} rows, but the manifest counts {} points", summary.rows.len(), manifest.points),
             ));
         }
-        Ok(ResultsFolder { dir: dir.to_owned(), manifest, model, summary, timeline, latency })
+        Ok(ResultsFolder { dir: dir.to_owned(), manifest, model, summary, timeline, latency, outcome_timeline })
     }
 
     /// The timeline series, in the order of timeline.csv's columns.
@@ -280,7 +286,13 @@ impl ResultsFolder {
     pub fn aggregate(&self) -> Result<Aggregate, Error> {
         let shaded = &self.manifest.shaded_ms;
         let swept = self.manifest.swept.len();
-        tables_aggregate(self.model, swept, &self.summary, &self.timeline, self.latency.as_ref(), shaded)
+        let tables = Tables {
+            summary: &self.summary,
+            timeline: &self.timeline,
+            latency: self.latency.as_ref(),
+            outcome_timeline: self.outcome_timeline.as_ref(),
+        };
+        tables_aggregate(self.model, swept, &tables, shaded)
     }
 }
 
@@ -298,16 +310,29 @@ fn overrides_in(command_line: &[String]) -> Vec<String> {
     overrides
 }
 
+/// The file of the timelines split by outcome.
+pub(crate) const OUTCOME_TIMELINE: &str = "timeline_by_outcome.csv";
+
+/// The tables a results folder's charts are drawn from.
+pub(crate) struct Tables<'a> {
+    pub(crate) summary: &'a Table,
+    pub(crate) timeline: &'a Table,
+    pub(crate) latency: Option<&'a Table>,
+    pub(crate) outcome_timeline: Option<&'a Table>,
+}
+
+/// A metric's columns in summary.csv: mean, sd and ci95, and the interval's ends where the folder has them.
+type MetricColumns = ([usize; 3], Option<[usize; 2]>);
+
 /// Builds the per-point results charts draw from the tables of a results folder, whose first `swept` columns
 /// are the swept parameters. Points are in summary.csv's row order.
 pub(crate) fn tables_aggregate(
     model: ModelKind,
     swept: usize,
-    summary: &Table,
-    timeline: &Table,
-    latency: Option<&Table>,
+    tables: &Tables<'_>,
     shaded_ms: &[Vec<(f64, f64)>],
 ) -> Result<Aggregate, Error> {
+    let Tables { summary, timeline, latency, outcome_timeline } = *tables;
     let point_count = summary.rows.len();
     let index: HashMap<String, usize> = (0..point_count).map(|row| (summary.key(row, swept), row)).collect();
     let point_of = |table: &Table, row: usize| {
@@ -317,13 +342,17 @@ pub(crate) fn tables_aggregate(
         })
     };
 
-    // A metric's columns under its name or its former one; a metric no run could fill has none (all NaN).
-    let columns: Vec<Option<[usize; 3]>> = model
+    // A metric's columns under its name or its former one; a metric no run could fill has none (all NaN). Folders
+    // written before the interval's ends were kept have no `_lo95`/`_hi95`: their interval is mean ± ci95.
+    let columns: Vec<Option<MetricColumns>> = model
         .metrics()
         .iter()
         .map(|metric| {
             let column = |name: &str, suffix: &str| summary.column(&format!("{name}_{suffix}"));
-            let found = |name: &str| Some([column(name, "mean")?, column(name, "sd")?, column(name, "ci95")?]);
+            let found = |name: &str| {
+                let ends = column(name, "lo95").zip(column(name, "hi95")).map(|(lo, hi)| [lo, hi]);
+                Some(([column(name, "mean")?, column(name, "sd")?, column(name, "ci95")?], ends))
+            };
             found(metric.name).or_else(|| metric.formerly.and_then(found))
         })
         .collect();
@@ -331,13 +360,14 @@ pub(crate) fn tables_aggregate(
     for row in 0..point_count {
         let point = columns
             .iter()
-            .map(|columns| match columns {
-                Some([mean, sd, ci95]) => Ok(Estimate {
-                    mean: summary.number(row, *mean)?,
-                    sd: summary.number(row, *sd)?,
-                    ci95: summary.number(row, *ci95)?,
-                }),
-                None => Ok(Estimate { mean: f64::NAN, sd: f64::NAN, ci95: f64::NAN }),
+            .map(|columns| {
+                let Some(([mean, sd, ci95], ends)) = columns else { return Ok(Estimate::UNDEFINED) };
+                let number = |column: usize| summary.number(row, column);
+                let symmetric = Estimate::symmetric(number(*mean)?, number(*sd)?, number(*ci95)?);
+                Ok(match ends {
+                    Some([lo, hi]) => Estimate { lo95: number(*lo)?, hi95: number(*hi)?, ..symmetric },
+                    None => symmetric,
+                })
             })
             .collect::<Result<Vec<_>, Error>>()?;
         estimates.push(point);
@@ -364,9 +394,36 @@ pub(crate) fn tables_aggregate(
         }
     }
 
+    let mut outcome_groups: Vec<Vec<OutcomeGroup>> = vec![Vec::new(); point_count];
+    if let Some(table) = outcome_timeline {
+        let (outcome, runs) = (table.require("outcome")?, table.require("runs")?);
+        let series: Vec<usize> =
+            model.timeline_series().iter().map(|name| table.require(name)).collect::<Result<_, _>>()?;
+        for row in 0..table.rows.len() {
+            let groups = &mut outcome_groups[point_of(table, row)?];
+            let label = &table.rows[row][outcome];
+            if groups.last().is_none_or(|group| group.label != *label) {
+                let count = table.number(row, runs)? as usize;
+                groups.push(OutcomeGroup { label: label.clone(), runs: count, timeline: Vec::new() });
+            }
+            let group = groups.last_mut().expect("a group was just pushed");
+            for &column in &series {
+                group.timeline.push(table.number(row, column)?);
+            }
+        }
+    }
+
     let mut highlights = shaded_ms.to_vec();
     highlights.resize(point_count, Vec::new());
-    Ok(Aggregate { summary: estimates, timelines, events: 0, truncated_runs: 0, latency: cdfs, highlights })
+    Ok(Aggregate {
+        summary: estimates,
+        timelines,
+        outcome_groups,
+        events: 0,
+        truncated_runs: 0,
+        latency: cdfs,
+        highlights,
+    })
 }
 
 #[cfg(test)]

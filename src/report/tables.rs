@@ -50,7 +50,7 @@ pub(super) fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregat
     let mut header = swept_header(scenario);
     header.push("replicates".into());
     for (metric, _) in scenario.model.metrics().iter().zip(&filled).filter(|(_, filled)| **filled) {
-        for suffix in ["mean", "sd", "ci95"] {
+        for suffix in ["mean", "sd", "ci95", "lo95", "hi95"] {
             header.push(format!("{}_{suffix}", metric.name));
         }
     }
@@ -59,7 +59,7 @@ pub(super) fn summary_csv(scenario: &Scenario, points: &[PlannedPoint], aggregat
         let mut row = swept_cells(point);
         row.push(scenario.replicates.to_string());
         for (estimate, _) in estimates.iter().zip(&filled).filter(|(_, filled)| **filled) {
-            row.extend([estimate.mean, estimate.sd, estimate.ci95].map(format_number));
+            row.extend([estimate.mean, estimate.sd, estimate.ci95, estimate.lo95, estimate.hi95].map(format_number));
         }
         let _ = out.write_record(&row);
     }
@@ -101,6 +101,39 @@ pub(super) fn timeline_csv(scenario: &Scenario, points: &[PlannedPoint], aggrega
         }
     }
     finish(out)
+}
+
+/// timeline_by_outcome.csv, for studies where some point's replicates disagree on an outcome (some recovered,
+/// some stuck): for those points, one mean timeline per group of replicates, `outcome` naming the group and `runs`
+/// counting them. `None` when every point's replicates agree.
+pub(super) fn outcome_timeline_csv(
+    scenario: &Scenario,
+    points: &[PlannedPoint],
+    aggregate: &Aggregate,
+) -> Option<Vec<u8>> {
+    if aggregate.outcome_groups.iter().all(Vec::is_empty) {
+        return None;
+    }
+    let mut out = writer();
+    let series = scenario.model.timeline_series();
+    let mut header = swept_header(scenario);
+    header.extend(["outcome".to_owned(), "runs".to_owned(), "bucket_start_ms".to_owned()]);
+    header.extend(series.iter().map(|name| (*name).to_owned()));
+    let _ = out.write_record(&header);
+    let bucket_ms = scenario.timeline_bucket.as_millis_f64();
+    for (point, groups) in points.iter().zip(&aggregate.outcome_groups) {
+        for group in groups {
+            let mut cells = swept_cells(point);
+            cells.extend([group.label.clone(), group.runs.to_string()]);
+            for (bucket, values) in group.timeline.chunks(series.len().max(1)).enumerate() {
+                let mut row = cells.clone();
+                row.push(format_number(bucket as f64 * bucket_ms));
+                row.extend(values.iter().map(|&value| format_number(value)));
+                let _ = out.write_record(&row);
+            }
+        }
+    }
+    Some(finish(out))
 }
 
 /// latency.csv: per point, the cumulative distribution of time to success (`latency_ms`: upper edge of a

@@ -92,10 +92,12 @@ fn unjittered_exponential_retries_in_waves_that_jitter_flattens() {
     // times more calls than full jitter's busiest: its clients still retry in lock-step.
     let study = Study::run();
     let bucket_ms = study.scenario.timeline_bucket.as_millis_f64();
+    let series = ModelKind::Occ.timeline_series();
+    let calls = series.iter().position(|name| *name == "calls").unwrap();
     let late_peak = |strategy| {
         let timeline = &study.timelines[study.index(100, strategy)];
         let skip = (500.0 / bucket_ms) as usize;
-        timeline.iter().skip(skip).copied().fold(0.0, f64::max)
+        timeline.chunks(series.len()).skip(skip).map(|bucket| bucket[calls]).fold(0.0, f64::max)
     };
     let (exponential, full) = (late_peak("exponential"), late_peak("full-jitter"));
     assert!(exponential > 4.0 * full, "late peaks: exponential {exponential}, full jitter {full}");

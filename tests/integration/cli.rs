@@ -51,7 +51,7 @@ fn run_writes_every_output_and_nothing_else() {
     assert!(runs.starts_with("clients,strategy,replicate,seed,truncated,calls,"), "{runs}");
     assert_eq!(runs.lines().count(), 1 + 6 * 4);
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    assert!(timeline.starts_with("clients,strategy,bucket_start_ms,calls\n"));
+    assert!(timeline.starts_with("clients,strategy,bucket_start_ms,calls,retries\n"), "{timeline}");
 
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();

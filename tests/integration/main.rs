@@ -8,6 +8,7 @@ mod common;
 mod determinism;
 mod docs;
 mod golden;
+mod honest_metrics;
 mod models_input;
 mod png_text;
 mod queueing_theory;

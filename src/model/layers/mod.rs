@@ -252,6 +252,28 @@ pub(super) mod metric {
         HEDGES_PER_REQUEST_L6 = "hedges_per_request_l6" (PerRequest, formerly "hedges_l6"): "of amplification_l6, the hedges",
         HEDGES_PER_REQUEST_L7 = "hedges_per_request_l7" (PerRequest, formerly "hedges_l7"): "of amplification_l7, the hedges",
         HEDGES_PER_REQUEST_L8 = "hedges_per_request_l8" (PerRequest, formerly "hedges_l8"): "of amplification_l8, the hedges",
+        SUCCESS_RATE_DURING = "success_rate_during" (Fraction): "success_rate of the user requests sent during the trigger (from the first fault window's start to the last one's end)",
+        SUCCESS_RATE_AFTER = "success_rate_after" (Fraction): "success_rate of the user requests sent after the trigger ended",
+        AMPLIFICATION_DURING = "amplification_during" (PerRequest): "attempts at every service per user request sent during the trigger",
+        AMPLIFICATION_AFTER = "amplification_after" (PerRequest): "attempts at every service per user request sent after the trigger ended",
+        LATENCY_P99_MS_DURING = "latency_p99_ms_during" (Milliseconds): "99th percentile of time to success of the user requests sent during the trigger",
+        LATENCY_P99_MS_AFTER = "latency_p99_ms_after" (Milliseconds): "99th percentile of time to success of the user requests sent after the trigger ended",
+        AMPLIFICATION_L1_DURING = "amplification_l1_during" (PerRequest): "attempts reaching service 1 per user request sent during the trigger",
+        AMPLIFICATION_L2_DURING = "amplification_l2_during" (PerRequest): "attempts reaching service 2 per user request sent during the trigger",
+        AMPLIFICATION_L3_DURING = "amplification_l3_during" (PerRequest): "attempts reaching service 3 per user request sent during the trigger",
+        AMPLIFICATION_L4_DURING = "amplification_l4_during" (PerRequest): "attempts reaching service 4 per user request sent during the trigger",
+        AMPLIFICATION_L5_DURING = "amplification_l5_during" (PerRequest): "attempts reaching service 5 per user request sent during the trigger",
+        AMPLIFICATION_L6_DURING = "amplification_l6_during" (PerRequest): "attempts reaching service 6 per user request sent during the trigger",
+        AMPLIFICATION_L7_DURING = "amplification_l7_during" (PerRequest): "attempts reaching service 7 per user request sent during the trigger",
+        AMPLIFICATION_L8_DURING = "amplification_l8_during" (PerRequest): "attempts reaching service 8 per user request sent during the trigger",
+        AMPLIFICATION_L1_AFTER = "amplification_l1_after" (PerRequest): "attempts reaching service 1 per user request sent after the trigger ended",
+        AMPLIFICATION_L2_AFTER = "amplification_l2_after" (PerRequest): "attempts reaching service 2 per user request sent after the trigger ended",
+        AMPLIFICATION_L3_AFTER = "amplification_l3_after" (PerRequest): "attempts reaching service 3 per user request sent after the trigger ended",
+        AMPLIFICATION_L4_AFTER = "amplification_l4_after" (PerRequest): "attempts reaching service 4 per user request sent after the trigger ended",
+        AMPLIFICATION_L5_AFTER = "amplification_l5_after" (PerRequest): "attempts reaching service 5 per user request sent after the trigger ended",
+        AMPLIFICATION_L6_AFTER = "amplification_l6_after" (PerRequest): "attempts reaching service 6 per user request sent after the trigger ended",
+        AMPLIFICATION_L7_AFTER = "amplification_l7_after" (PerRequest): "attempts reaching service 7 per user request sent after the trigger ended",
+        AMPLIFICATION_L8_AFTER = "amplification_l8_after" (PerRequest): "attempts reaching service 8 per user request sent after the trigger ended",
     }
 }
 
@@ -260,6 +282,8 @@ const _: () = assert!(
     metric::AMPLIFICATION_L8 == metric::AMPLIFICATION_L1 + MAX_LAYERS - 1
         && metric::RETRIES_PER_REQUEST_L8 == metric::RETRIES_PER_REQUEST_L1 + MAX_LAYERS - 1
         && metric::HEDGES_PER_REQUEST_L8 == metric::HEDGES_PER_REQUEST_L1 + MAX_LAYERS - 1
+        && metric::AMPLIFICATION_L8_DURING == metric::AMPLIFICATION_L1_DURING + MAX_LAYERS - 1
+        && metric::AMPLIFICATION_L8_AFTER == metric::AMPLIFICATION_L1_AFTER + MAX_LAYERS - 1
 );
 
 /// The timeline's series, counted per bucket.

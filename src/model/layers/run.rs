@@ -9,7 +9,7 @@ use rand::RngExt;
 use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
 use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
 use crate::time::{SimDuration, SimTime};
-use crate::metrics::{BucketCounter, LatencyHistogram};
+use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::{RunOutput, RunSettings};
@@ -110,6 +110,8 @@ struct Call {
     timer: u32,
     /// The user request this call is part of (for traces), and the backoff it is sleeping.
     request: u32,
+    /// When that user request was sent, relative to the trigger.
+    phase: Phase,
     slept: SimDuration,
     in_flight: [Option<InFlight>; 2],
 }
@@ -148,6 +150,11 @@ struct CallerCounts {
 
 struct LayersRun<'a> {
     config: &'a LayersConfig,
+    /// The span of the services' fault windows, if any: requests are tallied by when they were sent relative to it.
+    trigger: Option<Trigger>,
+    phases: PhaseTally,
+    /// Per phase (during the trigger, then after it), per service: attempts sent to it.
+    arrivals_by_phase: [[u64; MAX_LAYERS]; 2],
     rng: SimRng,
     calls: Vec<Call>,
     free_calls: Vec<u32>,
@@ -198,8 +205,18 @@ impl<'a> LayersRun<'a> {
             }
         }
         let percentile = |caller: usize| matches!(Self::policy_of(config, caller).hedge, Hedge::Percentile(_));
+        let windows = config.services.iter().flat_map(|service| service.faults.windows());
+        let trigger = windows.fold(None, |span: Option<Trigger>, window| {
+            Some(span.map_or(Trigger { start: window.start, end: window.end }, |span| Trigger {
+                start: span.start.min(window.start),
+                end: span.end.max(window.end),
+            }))
+        });
         LayersRun {
             config,
+            trigger,
+            phases: PhaseTally::default(),
+            arrivals_by_phase: [[0; MAX_LAYERS]; 2],
             rng,
             calls: Vec::with_capacity(1024),
             free_calls: Vec::with_capacity(1024),
@@ -282,6 +299,11 @@ impl<'a> LayersRun<'a> {
                 self.issued.saturating_sub(1) as u32
             } else {
                 self.calls[self.jobs[parent as usize].call as usize].request
+            },
+            phase: if parent == NONE {
+                self.trigger.map_or(Phase::Before, |trigger| trigger.phase(now))
+            } else {
+                self.calls[self.jobs[parent as usize].call as usize].phase
             },
             slept: SimDuration::ZERO,
             in_flight: [None; 2],
@@ -371,6 +393,13 @@ impl<'a> LayersRun<'a> {
             }
         }
         self.arrivals[service as usize] += 1;
+        let phase = self.calls[call as usize].phase;
+        self.phases.attempt(phase);
+        match phase {
+            Phase::Before => {}
+            Phase::During => self.arrivals_by_phase[0][service as usize] += 1,
+            Phase::After => self.arrivals_by_phase[1][service as usize] += 1,
+        }
         self.timeline[series::CALLS].record(now);
         if self.config.is_bottom(service as usize) {
             self.timeline[series::BOTTOM_CALLS].record(now);
@@ -695,6 +724,7 @@ impl<'a> LayersRun<'a> {
         if state.parent == NONE {
             self.free_calls.push(call);
             self.finished += 1;
+            self.phases.ended(state.phase, succeeded.then(|| scheduler.now() - state.started));
             if succeeded {
                 self.succeeded += 1;
                 self.latency.record(scheduler.now() - state.started);
@@ -743,6 +773,20 @@ impl<'a> LayersRun<'a> {
             metrics[metric::RETRIES_PER_REQUEST_L1 + layer] = per_request(self.retries_at[layer]);
             metrics[metric::HEDGES_PER_REQUEST_L1 + layer] = per_request(self.hedges_at[layer]);
         }
+        if self.trigger.is_some() {
+            let [during, after] = self.phases.metrics();
+            metrics[metric::SUCCESS_RATE_DURING] = during.success_rate;
+            metrics[metric::SUCCESS_RATE_AFTER] = after.success_rate;
+            metrics[metric::AMPLIFICATION_DURING] = during.amplification;
+            metrics[metric::AMPLIFICATION_AFTER] = after.amplification;
+            metrics[metric::LATENCY_P99_MS_DURING] = during.latency_p99_ms;
+            metrics[metric::LATENCY_P99_MS_AFTER] = after.latency_p99_ms;
+            for layer in 0..layers {
+                let [during, after] = self.arrivals_by_phase.map(|arrivals| arrivals[layer]);
+                metrics[metric::AMPLIFICATION_L1_DURING + layer] = self.phases.per_request(Phase::During, during);
+                metrics[metric::AMPLIFICATION_L1_AFTER + layer] = self.phases.per_request(Phase::After, after);
+            }
+        }
         let buckets = self.timeline.iter().map(|t| t.counts().len()).max().unwrap_or(0);
         let mut timeline = vec![0.0; buckets * series::COUNT];
         for (index, counter) in self.timeline.iter().enumerate() {
@@ -769,6 +813,7 @@ impl Model for LayersRun<'_> {
             LayerEvent::UserRequest => {
                 self.issued += 1;
                 let call = self.new_call(NONE, 0, 0, scheduler.now());
+                self.phases.request(self.calls[call as usize].phase);
                 self.send(call, Kind::First, scheduler);
                 if self.issued < self.config.requests
                     && let Some(next) = self.config.arrivals.next_arrival_after(scheduler.now(), SimTime::MAX, &mut self.rng)

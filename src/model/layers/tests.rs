@@ -451,3 +451,50 @@ timeout = "100ms"
     assert_eq!(m[metric::SUCCESS_RATE], 0.0);
     assert_eq!(m[metric::TIMEOUTS_PER_REQUEST], 0.0);
 }
+
+#[test]
+fn windowed_amplification_counts_the_requests_sent_during_the_fault() {
+    // Three layers, three attempts per caller, the bottom failing every call from 1 s to 2 s of a 3 s run. A
+    // request sent well inside the window makes 3³ = 27 attempts at the bottom; one sent after it, exactly one.
+    let text = r#"
+schema_version = 1
+[model]
+kind = "layers"
+attempts = 3
+failure_probability = 0.0
+[layer.front]
+calls = "middle"
+[layer.middle]
+calls = "bottom"
+[layer.bottom]
+faults = "1s..2s fail-fast"
+[workload]
+requests = 3000
+rate = 1000
+[client]
+strategy = "constant"
+base = "1ms"
+cap = "1ms"
+"#;
+    let m = &runs_of(text, 1)[0];
+    assert_eq!(m[metric::AMPLIFICATION_L3_AFTER], 1.0, "after the window nothing fails");
+    assert_eq!(m[metric::SUCCESS_RATE_AFTER], 1.0);
+    // A request's 27 bottom attempts take about 150 ms (three levels of three attempts, 1 ms backoff, 1 ms hops
+    // and work), so those sent in the window's last 150 ms see some land after it and make fewer: over the
+    // window, more than 90% of 27.
+    let during = m[metric::AMPLIFICATION_L3_DURING];
+    assert!((0.9 * 27.0..=27.0).contains(&during), "{during}");
+    assert!(m[metric::SUCCESS_RATE_DURING] < 0.25, "{}", m[metric::SUCCESS_RATE_DURING]);
+    // The whole run dilutes it with the healthy two thirds.
+    let whole = m[metric::AMPLIFICATION_L3];
+    assert!(whole > 1.0 && whole < during / 2.0, "{whole} vs {during}");
+    assert!(m[metric::AMPLIFICATION_DURING] > m[metric::AMPLIFICATION] && m[metric::AMPLIFICATION_AFTER] == 3.0);
+}
+
+#[test]
+fn a_run_without_a_fault_window_has_no_windowed_metrics() {
+    let m = metrics(&[("layers", Value::Count(2)), ("failure_probability", Value::Real(0.0))], 1);
+    for index in [metric::SUCCESS_RATE_DURING, metric::AMPLIFICATION_AFTER, metric::AMPLIFICATION_L1_DURING] {
+        assert!(m[index].is_nan(), "{}", metric::SPECS[index].name);
+    }
+}

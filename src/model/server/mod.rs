@@ -53,8 +53,10 @@ pub(super) mod metric {
         UTILISATION = "utilisation" (Fraction): "busy worker time / (workers × time); empty for unlimited workers",
         GOODPUT_RPS = "goodput_rps" (PerSecond): "successes per second in the measured window",
         COMPLETION_MS = "completion_ms" (Milliseconds): "time of the last event that changed anything (timers of answered attempts do not count)",
-        PEAK_CALLS_PER_BUCKET = "peak_calls_per_bucket" (Count): "most server calls in one timeline bucket",
-        PEAK_TO_MEAN = "peak_to_mean" (Ratio): "peak calls per bucket over the mean of the non-empty buckets",
+        PEAK_CALLS_PER_BUCKET = "peak_calls_per_bucket" (Count): "most attempts reaching the server in one timeline bucket, a burst's first release included",
+        RETRY_PEAK_PER_BUCKET = "retry_peak_per_bucket" (Count): "most retries sent in one timeline bucket",
+        RETRY_PEAK_TO_MEAN = "retry_peak_to_mean" (Ratio): "retry_peak_per_bucket over the mean retries per bucket from the first retry to the last, empty buckets included: about 1 when retries are spread evenly, large when they come in waves",
+        RETRY_DISPERSION = "retry_dispersion" (Ratio): "variance over mean of retries per bucket from the first retry to the last: about 1 when retries are independent (Poisson), far above when clients retry in lock-step",
         EVENTS = "events" (Count): "engine events in the run",
         DUPLICATES = "duplicates" (Count): "side effects applied again by a retried request (without idempotency keys)",
         FAILED_PERMANENTLY = "failed_permanently" (Count): "requests ended by an answer the classifier does not retry",
@@ -64,6 +66,12 @@ pub(super) mod metric {
         RECOVERED = "recovered" (Outcome): "1 if goodput recovered before new requests stopped, else 0",
         DEDUPLICATED = "deduplicated" (Count): "repeats of a request the server recognised by its idempotency key and did not apply again",
         REFUSED = "refused" (Count): "retries the client's limiter refused (those requests gave up)",
+        SUCCESS_RATE_DURING = "success_rate_during" (Fraction): "success_rate of the requests first sent during the trigger (an outage, a fault window, trigger_start to trigger_end)",
+        SUCCESS_RATE_AFTER = "success_rate_after" (Fraction): "success_rate of the requests first sent after the trigger ended",
+        AMPLIFICATION_DURING = "amplification_during" (PerRequest): "attempts reaching the server per request first sent during the trigger",
+        AMPLIFICATION_AFTER = "amplification_after" (PerRequest): "attempts reaching the server per request first sent after the trigger ended",
+        LATENCY_P99_MS_DURING = "latency_p99_ms_during" (Milliseconds): "99th percentile of time to success of the requests first sent during the trigger",
+        LATENCY_P99_MS_AFTER = "latency_p99_ms_after" (Milliseconds): "99th percentile of time to success of the requests first sent after the trigger ended",
         REJECTED_LOCALLY = "rejected_locally" (Count): "attempts the client's limiter would not send (sre-throttle, systemd): failed without a call",
     }
 }
@@ -74,6 +82,7 @@ pub(super) mod series {
         CALLS = "calls": "attempts reaching the server in the bucket, rejected ones included",
         GOODPUT = "goodput": "requests answered successfully in the bucket",
         OFFERED = "offered": "new requests (first tries) sent in the bucket",
+        RETRIES = "retries": "retries sent in the bucket",
         QUEUE_MAX = "queue_max": "the longest the server's queue was during the bucket",
     }
     /// The series counted per bucket come first; the rest are levels.

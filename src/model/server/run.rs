@@ -9,7 +9,7 @@ use super::config::{MAX_RETRY_AFTER, ServerConfig};
 use super::params::OnTimeout;
 use super::{metric, series};
 use crate::engine::{Model, Scheduler, SimRng, mix64, run, sim_rng};
-use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, Phase, PhaseMetrics, PhaseTally, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
 use crate::model::{RunOutput, RunSettings};
@@ -123,6 +123,8 @@ impl Outcome {
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Request {
+    /// When the request was first sent, relative to the trigger (for the windowed metrics).
+    phase: Phase,
     client: u32,
     sent_at: SimTime,
     /// The token of the attempt the client waits for; 0 while it sleeps and once it is done.
@@ -148,6 +150,9 @@ struct Request {
 
 struct ServerRun<'a> {
     config: &'a ServerConfig,
+    /// The trigger, if the run has one: requests are tallied by when they were first sent relative to it.
+    trigger: Option<Trigger>,
+    phases: PhaseTally,
     rng: SimRng,
     requests: Vec<Request>,
     free_slots: Vec<u32>,
@@ -203,6 +208,8 @@ impl<'a> ServerRun<'a> {
         const ADMISSION_STREAM: u64 = 0x6164_6d69_7373_696f;
         ServerRun {
             config,
+            trigger: config.trigger_end.map(|end| Trigger { start: config.trigger_start.unwrap_or(end), end }),
+            phases: PhaseTally::default(),
             rng: sim_rng(seed),
             requests: Vec::with_capacity(1024),
             free_slots: Vec::with_capacity(1024),
@@ -240,6 +247,8 @@ impl<'a> ServerRun<'a> {
     fn open_request(&mut self, client: u32, now: SimTime) -> u32 {
         let request =
             Request { client, sent_at: now, measured: now >= self.config.workload.warmup, open: true, ..Request::default() };
+        let request = Request { phase: self.trigger.map_or(Phase::Before, |trigger| trigger.phase(now)), ..request };
+        self.phases.request(request.phase);
         let slot = match self.free_slots.pop() {
             Some(slot) => {
                 self.requests[slot as usize] = request;
@@ -277,6 +286,9 @@ impl<'a> ServerRun<'a> {
     fn dispatch(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
         let is_retry = self.requests[slot as usize].failed_attempts > 0;
         self.counts.retries += u64::from(is_retry);
+        if is_retry {
+            self.timeline[series::RETRIES].record(scheduler.now());
+        }
         if let Some(limiter) = &mut self.retry_limiter {
             limiter.on_send(scheduler.now(), is_retry);
         }
@@ -435,6 +447,7 @@ impl<'a> ServerRun<'a> {
             }
             RetryDecision::GiveUp(_) => {
                 self.counts.gave_up += 1;
+                self.phases.ended(self.requests[slot as usize].phase, None);
                 self.close_request(slot, scheduler);
             }
         }
@@ -443,6 +456,7 @@ impl<'a> ServerRun<'a> {
     fn succeed(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
         let request = self.requests[slot as usize];
+        self.phases.ended(request.phase, Some(now - request.sent_at));
         self.counts.succeeded += 1;
         self.timeline[series::GOODPUT].record(now);
         if now - request.sent_at <= self.config.good_within {
@@ -501,8 +515,22 @@ impl<'a> ServerRun<'a> {
             if window_nanos > 0.0 { counts.measured_successes as f64 / (window_nanos / 1e9) } else { f64::NAN };
         metrics[metric::COMPLETION_MS] = end.as_millis_f64();
         metrics[metric::PEAK_CALLS_PER_BUCKET] = f64::from(self.timeline[series::CALLS].peak());
-        metrics[metric::PEAK_TO_MEAN] = self.timeline[series::CALLS].peak_to_mean();
+        let synchrony = self.timeline[series::RETRIES].synchrony();
+        metrics[metric::RETRY_PEAK_PER_BUCKET] = synchrony.map_or(f64::NAN, |s| f64::from(s.peak));
+        metrics[metric::RETRY_PEAK_TO_MEAN] = synchrony.map_or(f64::NAN, |s| s.peak_to_mean);
+        metrics[metric::RETRY_DISPERSION] = synchrony.map_or(f64::NAN, |s| s.dispersion);
         metrics[metric::EVENTS] = events as f64;
+        // Without a trigger there is no window: NaN, and the columns are left out.
+        let [during, after] = match self.trigger {
+            Some(_) => self.phases.metrics(),
+            None => [PhaseMetrics { success_rate: f64::NAN, amplification: f64::NAN, latency_p99_ms: f64::NAN }; 2],
+        };
+        metrics[metric::SUCCESS_RATE_DURING] = during.success_rate;
+        metrics[metric::SUCCESS_RATE_AFTER] = after.success_rate;
+        metrics[metric::AMPLIFICATION_DURING] = during.amplification;
+        metrics[metric::AMPLIFICATION_AFTER] = after.amplification;
+        metrics[metric::LATENCY_P99_MS_DURING] = during.latency_p99_ms;
+        metrics[metric::LATENCY_P99_MS_AFTER] = after.latency_p99_ms;
         let (recovery_ms, recovered) = self.recovery();
         metrics[metric::RECOVERY_MS] = recovery_ms;
         metrics[metric::RECOVERED] = recovered;
@@ -590,6 +618,9 @@ impl Model for ServerRun<'_> {
             }
             ServerEvent::AttemptArrives { slot, token } => {
                 self.counts.calls += 1;
+                if let Some(request) = self.requests.get(slot as usize) {
+                    self.phases.attempt(request.phase);
+                }
                 self.timeline[series::CALLS].record(now);
                 if self.cancels_on_timeout() && !self.is_current(slot, token) {
                     // The client cancelled this attempt while it was on its way.
@@ -675,6 +706,7 @@ impl Model for ServerRun<'_> {
                 } else {
                     self.record_outcome(slot, CallOutcome::failure, now);
                     self.counts.failed_permanently += 1;
+                    self.phases.ended(self.requests[slot as usize].phase, None);
                     self.close_request(slot, scheduler);
                 }
             }

@@ -658,3 +658,33 @@ fn retries_without_a_budget_stay_stuck_after_a_trigger_and_a_budget_recovers() {
         assert!(budget[metric::AMPLIFICATION] < 1.1, "seed {seed}: {}", budget[metric::AMPLIFICATION]);
     }
 }
+
+#[test]
+fn windowed_metrics_look_at_the_requests_sent_during_and_after_the_outage() {
+    // 200 requests/s against a fast server, black-holed from 2 s to 3 s of a 6 s run; 100 ms timeouts and 3
+    // attempts. Requests sent during the outage time out and retry into it; those sent after it succeed at once.
+    let c = config(&[
+        ("kind", Value::Choice("open")),
+        ("rate", Value::Real(200.0)),
+        ("duration", ms(6_000)),
+        ("service", Value::Choice("constant")),
+        ("outage_start", ms(2_000)),
+        ("outage_duration", ms(1_000)),
+        ("timeout", ms(100)),
+        ("strategy", Value::Choice("constant")),
+        ("base", ms(50)),
+        ("cap", ms(50)),
+        ("max_attempts", Value::Count(3)),
+    ]);
+    let m = run_metrics(&c, 9);
+    assert_eq!((m[metric::SUCCESS_RATE_AFTER], m[metric::AMPLIFICATION_AFTER]), (1.0, 1.0));
+    // Within the outage, only requests sent in its last ~300 ms (three attempts 150 ms apart) can reach the
+    // server after it: most of the second's requests fail after all three attempts.
+    assert!(m[metric::SUCCESS_RATE_DURING] < 0.5, "{}", m[metric::SUCCESS_RATE_DURING]);
+    assert!(m[metric::AMPLIFICATION_DURING] > 2.5, "{}", m[metric::AMPLIFICATION_DURING]);
+    assert!(m[metric::AMPLIFICATION_DURING] > m[metric::AMPLIFICATION] && m[metric::AMPLIFICATION] > 1.0);
+    assert!(m[metric::LATENCY_P99_MS_DURING] > m[metric::LATENCY_P99_MS_AFTER]);
+    // Without a trigger the windows are undefined.
+    let calm = run_metrics(&config(&[("kind", Value::Choice("open")), ("duration", ms(2_000))]), 9);
+    assert!(calm[metric::SUCCESS_RATE_DURING].is_nan() && calm[metric::AMPLIFICATION_AFTER].is_nan());
+}

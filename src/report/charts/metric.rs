@@ -4,7 +4,7 @@
 use super::lines::{MAX_LINES, Sample, few, lay_out};
 use super::pins::Pins;
 use super::text::{TimeUnit, metric_phrase, metric_scale, title_by};
-use super::{Bar, Chart, Frame, LinesChart, Spread};
+use super::{Bar, Chart, Frame, LinesChart, Spread, unit_range};
 use crate::params::Value;
 use crate::report::aggregate::Aggregate;
 use crate::report::grouped_bars::{BarSeries, GroupedBars};
@@ -59,7 +59,7 @@ pub(super) fn metric_chart(
     let pins = Pins::new(scenario, &scenario.charts.at, |i| Some(i) != x_axis, false);
     let admitted: Vec<usize> = (0..points.len()).filter(|&i| pins.admit(&points[i])).collect();
     let free: Vec<usize> = (0..scenario.sweep.len()).filter(|&i| Some(i) != x_axis && !pins.pinned(i)).collect();
-    let spread = |point: usize| Spread::of(&aggregate.summary[point][metric_index], spec.unit);
+    let spread = |point: usize| Spread::of(&aggregate.summary[point][metric_index]);
     let largest = admitted.iter().map(|&p| spread(p).high).filter(|v| v.is_finite()).fold(0.0, f64::max);
     let (y_label, divisor) = metric_scale(spec, largest);
     let value = |point: usize| spread(point).scaled(divisor);
@@ -69,7 +69,9 @@ pub(super) fn metric_chart(
         notes.push(at_text);
     }
     notes.push(format!("{}: {}", spec.name, replicates_note(scenario.replicates)));
-    let interval = |drawn_as: &str| (scenario.replicates > 1).then(|| format!("{drawn_as}: 95% CI"));
+    // An interval is claimed only where one is drawn (one replicate has none, except a share of runs' Wilson's).
+    let drawn = admitted.iter().any(|&p| spread(p).has_interval());
+    let interval = |drawn_as: &str| drawn.then(|| format!("{drawn_as}: 95% CI"));
     let Some(x_index) = x_axis else {
         notes.extend(interval("whiskers"));
         let keys: Vec<&str> = free.iter().map(|&i| scenario.sweep[i].name).collect();
@@ -131,7 +133,7 @@ pub(super) fn metric_chart(
         [only] => names[*only].clone(),
         _ => String::new(),
     };
-    let domain_top = spec.unit.domain().1 / divisor;
+    let domain_top = unit_range(spec.unit).1 / divisor;
     Some(Chart::Lines(LinesChart {
         frame: Frame {
             title: title_by(&scenario.name, &metric_phrase(spec), x_key),
@@ -146,9 +148,9 @@ pub(super) fn metric_chart(
     }))
 }
 
-/// "mean of 8 replicates", or "1 replicate (no interval)".
+/// "mean of 8 replicates", or "1 replicate".
 pub(in crate::report) fn replicates_note(replicates: u32) -> String {
-    if replicates > 1 { format!("mean of {replicates} replicates") } else { "1 replicate (no interval)".to_owned() }
+    if replicates > 1 { format!("mean of {replicates} replicates") } else { "1 replicate".to_owned() }
 }
 
 /// A point's label over the `free` axes: the value alone for one axis, `key=value` pairs for more, the

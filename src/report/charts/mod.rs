@@ -37,7 +37,7 @@ use super::rasterise::svg_to_png;
 use crate::Error;
 use crate::model::Unit;
 use crate::scenario::{PlannedPoint, Scenario};
-use crate::stats::Estimate;
+use crate::stats::{Estimate, Support};
 
 pub(super) use lines::LinesChart;
 pub(super) use pins::Pins;
@@ -102,9 +102,28 @@ impl Spread {
         Spread { mean: self.mean / divisor, low: self.low / divisor, high: self.high / divisor }
     }
 
-    /// An estimate's mean and 95% CI, inside the range of `unit`.
-    pub(super) fn of(estimate: &Estimate, unit: Unit) -> Spread {
-        Spread::symmetric(estimate.mean, estimate.ci95, unit.domain())
+    /// An estimate's mean and its 95% interval as summary.csv gives it (kept inside the metric's range, Wilson's
+    /// for a share of runs); no interval where its ends are undefined.
+    pub(super) fn of(estimate: &Estimate) -> Spread {
+        let (low, high) = (estimate.lo95, estimate.hi95);
+        match low.is_finite() && high.is_finite() {
+            true => Spread { mean: estimate.mean, low, high },
+            false => Spread { mean: estimate.mean, low: estimate.mean, high: estimate.mean },
+        }
+    }
+
+    /// Whether it has an interval to draw.
+    pub(super) fn has_interval(&self) -> bool {
+        self.high > self.low
+    }
+}
+
+/// The range a metric of `unit` lies in, where an interval drawn from a half-width is cut.
+pub(super) fn unit_range(unit: Unit) -> (f64, f64) {
+    match unit.support() {
+        Support::Real => (f64::NEG_INFINITY, f64::INFINITY),
+        Support::Within { min, max } => (min, max),
+        Support::Binary => (0.0, 1.0),
     }
 }
 
