@@ -95,6 +95,14 @@ fn a_point_whose_runs_end_apart_is_split_by_outcome_in_its_own_timeline_file() {
     let runs = |label: &str| rows.iter().find(|row| row[0] == label).map(|row| row[1].parse::<f64>().unwrap());
     let (recovered, stuck) = (runs("recovered").unwrap(), runs("not recovered").unwrap());
     assert_eq!(recovered + stuck, 8.0, "every replicate is in one group");
+    // The timeline and goodput charts draw the groups, each in a panel of its own, never only their mean.
+    for chart in ["timeline.svg", "goodput.svg"] {
+        let svg = std::fs::read_to_string(out.join(chart)).unwrap();
+        for label in [format!("recovered ({recovered} of 8 runs)"), format!("not recovered ({stuck} of 8 runs)")] {
+            assert!(svg.contains(&label), "{chart} has no panel {label:?}");
+        }
+        assert!(svg.contains("drawn per outcome"), "{chart} says why its panels are split");
+    }
     // The groups' means, weighted by their runs, are the all-runs mean of timeline.csv, bucket by bucket.
     let (all_header, all) = read("timeline.csv");
     let goodput = header.iter().position(|h| h == "goodput").unwrap();

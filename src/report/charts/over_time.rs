@@ -11,12 +11,12 @@ use crate::params::{Section, Value};
 use crate::report::aggregate::Aggregate;
 use crate::scenario::{PlannedPoint, Scenario};
 
-/// One timeline series of a point as `(bucket start in ms, value)`, cropped at `[charts] timeline_until`.
-fn series_points(scenario: &Scenario, aggregate: &Aggregate, point: usize, series: usize) -> Vec<(f64, f64)> {
+/// One series of a bucket-major timeline as `(bucket start in ms, value)`, cropped at `[charts] timeline_until`.
+fn series_points(scenario: &Scenario, timeline: &[f64], series: usize) -> Vec<(f64, f64)> {
     let stride = scenario.model.timeline_series().len();
     let bucket_ms = scenario.timeline_bucket.as_millis_f64();
     let until_ms = scenario.charts.timeline_until.map(|d| d.as_millis_f64());
-    aggregate.timelines[point]
+    timeline
         .iter()
         .skip(series)
         .step_by(stride)
@@ -27,17 +27,27 @@ fn series_points(scenario: &Scenario, aggregate: &Aggregate, point: usize, serie
 }
 
 /// Panels of the focus points, each with the timeline series `series` (the first coloured, the rest grey) and
-/// its shaded spans, with times in the unit the longest of them calls for.
+/// its shaded spans, with times in the unit the longest of them calls for. A point whose replicates ended apart
+/// (some recovered, some not) gets one panel per group instead of a mean that no run experienced.
 fn time_panels(scenario: &Scenario, aggregate: &Aggregate, focus: &Focus, series: &[usize]) -> (Vec<Panel>, TimeUnit) {
-    let mut panels: Vec<Panel> = focus
-        .points
-        .iter()
-        .map(|(point, label)| Panel {
-            label: label.clone(),
-            lines: series.iter().map(|&s| series_points(scenario, aggregate, *point, s)).collect(),
-            shaded: aggregate.highlights.get(*point).cloned().unwrap_or_default(),
-        })
-        .collect();
+    let total = scenario.replicates;
+    let mut panels: Vec<Panel> = Vec::new();
+    for (point, label) in &focus.points {
+        let shaded = aggregate.highlights.get(*point).cloned().unwrap_or_default();
+        let lines = |timeline: &[f64]| series.iter().map(|&s| series_points(scenario, timeline, s)).collect();
+        match aggregate.outcome_groups.get(*point).filter(|groups| !groups.is_empty()) {
+            Some(groups) => panels.extend(groups.iter().map(|group| {
+                Panel {
+                    label: format!("{label} · {} ({} of {total} runs)", group.label, group.runs)
+                        .trim_start_matches(" · ")
+                        .to_owned(),
+                    lines: lines(&group.timeline),
+                    shaded: shaded.clone(),
+                }
+            })),
+            None => panels.push(Panel { label: label.clone(), lines: lines(&aggregate.timelines[*point]), shaded }),
+        }
+    }
     let bucket_ms = scenario.timeline_bucket.as_millis_f64();
     let end = panels.iter().flat_map(|p| p.lines.iter().flatten()).map(|(t, _)| t + bucket_ms).fold(0.0, f64::max);
     let unit = TimeUnit::for_span(end);
@@ -84,6 +94,13 @@ fn released_together(scenario: &Scenario, points: &[PlannedPoint], focus: &Focus
     }
 }
 
+/// Says so when some focus point is drawn per group of its replicates.
+fn split_note(aggregate: &Aggregate, focus: &Focus) -> Option<String> {
+    let split =
+        focus.points.iter().any(|(point, _)| aggregate.outcome_groups.get(*point).is_some_and(|g| !g.is_empty()));
+    split.then(|| "runs that ended apart are drawn per outcome, each the mean of its own runs".to_owned())
+}
+
 /// The notes every over-time chart starts its subtitle with: where it is drawn, and over what.
 fn base_notes(focus: &Focus, what: String) -> Vec<String> {
     let mut notes = Vec::new();
@@ -109,6 +126,7 @@ pub(super) fn timeline_chart(
     let (panels, unit) = time_panels(scenario, aggregate, focus, &[series_index]);
     let what = format!("{series_name}: {}, every panel on one scale", replicates_note(scenario.replicates));
     let mut notes = base_notes(focus, what);
+    notes.extend(split_note(aggregate, focus));
     if panels.iter().any(|panel| !panel.shaded.is_empty()) {
         notes.push("shaded: fault window or trigger".into());
     }
@@ -144,6 +162,7 @@ pub(super) fn flow_chart(scenario: &Scenario, aggregate: &Aggregate, focus: &Foc
     let (panels, unit) = time_panels(scenario, aggregate, focus, &[goodput, offered]);
     let what = format!("per {bucket}, {}", replicates_note(scenario.replicates));
     let mut notes = base_notes(focus, what);
+    notes.extend(split_note(aggregate, focus));
     let describe = |index: usize| help.get(index).map_or_else(|| series[index].to_owned(), |h| counted(h));
     notes.push(format!("coloured: goodput, {}; grey: offered, {}", describe(goodput), describe(offered)));
     if panels.iter().any(|panel| !panel.shaded.is_empty()) {
