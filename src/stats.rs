@@ -53,7 +53,10 @@ impl Estimate {
                 let (p, z2) = (estimate.mean, Z_975 * Z_975);
                 let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
                 let half = Z_975 / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
-                Estimate { lo95: (centre - half).max(0.0), hi95: (centre + half).min(1.0), ..estimate }
+                // At p̂ = 0 (or 1) the end is exactly 0 (or 1); the formula would leave a rounding residue.
+                let lo95 = if p == 0.0 { 0.0 } else { (centre - half).max(0.0) };
+                let hi95 = if p == 1.0 { 1.0 } else { (centre + half).min(1.0) };
+                Estimate { lo95, hi95, ..estimate }
             }
         }
     }
@@ -75,8 +78,9 @@ impl Estimate {
             return Estimate::UNDEFINED;
         }
         let mean = values.iter().sum::<f64>() / n as f64;
-        if n == 1 {
-            return Estimate::symmetric(mean, 0.0, 0.0);
+        if values.iter().all(|&x| x == values[0]) {
+            // Exact, where the two-pass formula would leave a rounding residue (sd 4e-13 for equal values).
+            return Estimate::symmetric(values[0], 0.0, 0.0);
         }
         let variance = values.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         let sd = variance.sqrt();
@@ -131,6 +135,11 @@ mod tests {
         assert!((e.sd - (32.0_f64 / 7.0).sqrt()).abs() < 1e-12);
         assert!((e.ci95 - 2.364624 * e.sd / 8.0_f64.sqrt()).abs() < 1e-12);
         assert_eq!(Estimate::of(&[3.0]), Estimate::symmetric(3.0, 0.0, 0.0));
+        assert_eq!(
+            Estimate::of(&[0.1 + 0.2; 7]),
+            Estimate::symmetric(0.1 + 0.2, 0.0, 0.0),
+            "no residue for equal values"
+        );
         assert!(Estimate::of(&[]).mean.is_nan());
         assert_eq!(Estimate::of(&[f64::NAN, 3.0, f64::NAN]), Estimate::symmetric(3.0, 0.0, 0.0));
         assert!(Estimate::of(&[f64::NAN]).mean.is_nan());
@@ -149,7 +158,8 @@ mod tests {
         // Every run agrees: the interval is not empty, and still inside [0, 1].
         let all = Estimate::within(&[1.0; 5], Support::Binary);
         assert!(all.lo95 > 0.5 && all.lo95 < 1.0 && all.hi95 == 1.0, "{all:?}");
-        let none = Estimate::within(&[0.0; 5], Support::Binary);
+        // With 8 runs the formula's lower end is 2.8e-17, not 0: the end must be exact.
+        let none = Estimate::within(&[0.0; 8], Support::Binary);
         assert!(none.lo95 == 0.0 && none.hi95 > 0.0 && none.hi95 < 0.5, "{none:?}");
     }
 
