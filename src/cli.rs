@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+use retrylab::commands;
 use retrylab::shard::ShardBy;
 
 #[derive(Parser, Debug)]
@@ -122,6 +123,41 @@ pub enum Command {
     },
     /// List every backoff strategy with its formula, and the models with their parameters.
     Strategies,
+    /// Sample the sleep before each retry of a strategy or preset, without running a simulation.
+    #[command(after_help = "Per retry n = 1, 2, …: the mean, p10, p50, p90, min and max of the sleep, and the mean \
+        time since the first try (sleeps only: attempts take no time, no limiter or deadline applies).\n\n\
+        Examples:\n  \
+        retrylab delays full-jitter --set base=100ms --set cap=10s --retries 6\n  \
+        retrylab delays botocore-standard --error throttling\n  \
+        retrylab delays k8s-crashloop --set cap=60s --csv > crashloop.csv")]
+    Delays {
+        /// A backoff strategy or a preset (see `retrylab strategies`).
+        #[arg(value_name = "STRATEGY|PRESET")]
+        policy: String,
+        /// Set a backoff key first: base, cap, multiplier, max_attempts, floor, jitter, jitter_fraction, steps,
+        /// throttling_base (repeatable; a preset's own value gives way).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Sample retries 1..=N, ignoring max_attempts [default: every retry max_attempts allows; 10 if unlimited].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(commands::MAX_RETRIES)))]
+        retries: Option<u32>,
+        /// Independent operations to sample.
+        #[arg(long, value_name = "N", default_value_t = 100_000,
+              value_parser = clap::value_parser!(u32).range(1..=i64::from(commands::MAX_SAMPLES)))]
+        samples: u32,
+        /// Seed of the sampled stream (the output is a function of the arguments).
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        seed: u64,
+        /// The failure each retry follows: SDKs such as botocore back off from a larger base after throttling.
+        #[arg(long, value_enum, value_name = "KIND", default_value_t = ErrorKindArg::Transient)]
+        error: ErrorKindArg,
+        /// Write CSV: retry,mean_ms,p10_ms,p50_ms,p90_ms,min_ms,max_ms,at_mean_ms.
+        #[arg(long, conflicts_with = "raw")]
+        csv: bool,
+        /// Write every sample as CSV: retry,sleep_ms.
+        #[arg(long)]
+        raw: bool,
+    },
     /// What every metric and timeline series means: unit, meaning, how replicates are summarised.
     #[command(after_help = "Examples:\n  \
         retrylab metrics server\n  \
@@ -171,6 +207,15 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+}
+
+/// `--error` of `retrylab delays`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ErrorKindArg {
+    /// A timeout, a reset, a 5xx.
+    Transient,
+    /// A 429 or a throttling error code.
+    Throttling,
 }
 
 #[cfg(test)]

@@ -3,7 +3,8 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
-use retrylab::commands::{self, CompareOptions, RunOptions, TraceRequest};
+use retrylab::commands::{self, CompareOptions, DelaysFormat, DelaysOptions, RunOptions, TraceRequest};
+use retrylab::policy::FailureKind;
 use retrylab::report::terminal::View;
 use retrylab::shard::ShardSpec;
 
@@ -40,6 +41,20 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
         }
         cli::Command::Validate { scenarios, set } => commands::validate(&scenarios, &set, &mut stdout),
         cli::Command::Strategies => commands::strategies(&mut stdout),
+        cli::Command::Delays { policy, set, retries, samples, seed, error, csv, raw } => {
+            let error = match error {
+                cli::ErrorKindArg::Transient => FailureKind::Transient,
+                cli::ErrorKindArg::Throttling => FailureKind::Throttling,
+            };
+            let format = if raw {
+                DelaysFormat::Raw
+            } else if csv {
+                DelaysFormat::Csv
+            } else {
+                DelaysFormat::Table
+            };
+            commands::delays(&DelaysOptions { policy, set, retries, samples, seed, error, format }, &mut stdout)
+        }
         cli::Command::Metrics { model, markdown } => commands::metrics(model.as_deref(), markdown, &mut stdout),
         cli::Command::Show { dirs } => commands::show(&dirs, &View::for_stdout(), &mut stdout),
         cli::Command::Merge { dirs, out, quiet } => commands::merge(&dirs, out.as_deref(), quiet, &mut stdout),

@@ -331,11 +331,27 @@ impl Part {
 pub struct Point {
     entries: Vec<(&'static ParamSpec, Option<Value>)>,
     parts: Arc<[Part]>,
+    /// The keys the scenario wrote (in a table, a sweep or `--set`), as opposed to defaults.
+    written: Vec<&'static str>,
 }
 
 impl Point {
+    /// A point whose every value counts as written.
     pub fn new(entries: Vec<(&'static ParamSpec, Option<Value>)>) -> Self {
-        Point { entries, parts: Arc::from(Vec::new()) }
+        let written = entries.iter().filter(|(_, value)| value.is_some()).map(|(spec, _)| spec.key).collect();
+        Point { entries, parts: Arc::from(Vec::new()), written }
+    }
+
+    /// The same point, with only `keys` counting as written by the scenario.
+    pub fn with_written(mut self, keys: Vec<&'static str>) -> Self {
+        self.written = keys;
+        self
+    }
+
+    /// Whether the scenario wrote `key` (a table, a sweep, `--set`, a part's own table), rather than leaving it
+    /// at its default: a preset's value gives way only to a written one.
+    pub fn is_written(&self, key: &str) -> bool {
+        self.written.contains(&key)
     }
 
     /// The same point with these named parts (empty for models without parts).
@@ -358,7 +374,9 @@ impl Point {
                 (*spec, own.or_else(|| value.clone()))
             })
             .collect();
-        Point { entries, parts: Arc::clone(&self.parts) }
+        let mut written = self.written.clone();
+        written.extend(part.overrides.iter().map(|(spec, _)| spec.key));
+        Point { entries, parts: Arc::clone(&self.parts), written }
     }
 
     pub fn entries(&self) -> &[(&'static ParamSpec, Option<Value>)] {

@@ -2,6 +2,7 @@
 //! `sharded`), and (in `view`) `show`, `plot` and `compare`. The binary only parses arguments and maps errors to
 //! exit codes.
 
+mod delays;
 mod metrics;
 mod sharded;
 mod strategies;
@@ -18,6 +19,7 @@ use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
+pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
 pub use metrics::metrics;
 pub use sharded::merge;
 use sharded::run_one;

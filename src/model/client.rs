@@ -13,6 +13,7 @@ use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Poin
 use crate::policy::limiters::{Limiter, LimiterKind};
 use crate::policy::presets::{self, Preset};
 use crate::policy::{BackoffParams, Hedge, HedgeMode, RetryAfterPolicy, RetryPolicy, Strategy};
+use crate::time::SimDuration;
 
 /// What `strategy` names: a backoff formula with the client's own values, or a preset.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -201,6 +202,56 @@ pub(crate) const fn multiplier(default: ParamDefault) -> ParamSpec {
     )
 }
 
+/// `floor`, f of the formulas that have one.
+pub(crate) const FLOOR: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "floor",
+    ParamKind::Duration,
+    ParamDefault::Implied(Value::Duration(SimDuration::ZERO)),
+    "f: no sleep is shorter than this, in the formulas that name f (tenacity's min)",
+);
+
+/// `jitter`, j of the formulas that add one.
+pub(crate) const JITTER: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "jitter",
+    ParamKind::Duration,
+    ParamDefault::Implied(Value::Duration(SimDuration::ZERO)),
+    "j: width of the additive jitter U(0, j), in the formulas that name j (urllib3 backoff_jitter, tenacity \
+     jitter, systemd RestartRandomizedDelaySec)",
+);
+
+/// `jitter_fraction`, q of the formulas with a proportional jitter.
+pub(crate) const JITTER_FRACTION: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "jitter_fraction",
+    ParamKind::Real { min: 0.0, max: 100.0 },
+    ParamDefault::Implied(Value::Real(0.0)),
+    "q: the sleep grows by U(0, q) times itself, in the formulas that name q (client-go Backoff.Jitter)",
+);
+
+/// `steps`, k of the formulas that climb from base to cap in steps.
+pub(crate) const STEPS: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "steps",
+    ParamKind::Count { min: 0, max: 1_000_000 },
+    ParamDefault::Implied(Value::Count(0)),
+    "k: restarts taken to climb from base to cap, in the formulas that name k (systemd RestartSteps)",
+);
+
+/// `throttling_base`, the base after a throttling answer (429).
+pub(crate) const THROTTLING_BASE: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "throttling_base",
+    ParamKind::Duration,
+    ParamDefault::Unset,
+    "b after a throttling answer (429), for SDKs that back off longer when throttled (unset: base)",
+);
+
+/// The keys that shape a backoff, which a preset fills and an explicitly given value overrides.
+pub(crate) const BACKOFF_KEYS: &[&str] =
+    &["base", "cap", "multiplier", "max_attempts", "floor", "jitter", "jitter_fraction", "steps", "throttling_base"];
+
 /// `max_attempts`, at most `max`; the help says what unset means only where it can be unset.
 pub(crate) const fn max_attempts(max: i64, default: ParamDefault) -> ParamSpec {
     let help = match default {
@@ -289,22 +340,66 @@ pub(crate) fn hedge(point: &Point) -> Result<Hedge, ParamError> {
     Ok(Hedge::new(point.choice_of("hedge")?, point.duration("hedge_delay")?, point.real("hedge_percentile")?))
 }
 
-/// A client's retry policy and the preset it came from, if `strategy` named one. Reads `strategy`, `base`,
-/// `cap`, `multiplier`, `max_attempts` and `deadline`; the Retry-After handling is `Honour` (models with hints
-/// set their own).
+/// A client's retry policy and the preset it came from, if `strategy` named one. A preset fills the backoff keys
+/// ([`BACKOFF_KEYS`]) with its library's values; a key the scenario gives explicitly overrides the preset's (as
+/// a configuration overrides a library's default), and every other key keeps the model's default. The
+/// Retry-After handling is the preset's, else `Honour` (models with hints set their own).
 pub(crate) fn retry_policy(point: &Point) -> Result<(RetryPolicy, Option<&'static Preset>), ParamError> {
     let deadline = point.optional_duration("deadline")?;
     let name = point.choice("strategy")?;
     let choice = StrategyChoice::from_name(name).ok_or_else(|| {
         ParamError::new("strategy", format!("internal error: \"{name}\" is neither a strategy nor a preset"))
     })?;
-    let strategy = match choice {
-        StrategyChoice::Preset(preset) => return Ok((preset.policy(deadline), Some(preset))),
-        StrategyChoice::Formula(strategy) => strategy,
+    let (mut policy, preset) = match choice {
+        StrategyChoice::Preset(preset) => (preset.policy(deadline), Some(preset)),
+        StrategyChoice::Formula(strategy) => {
+            let policy = RetryPolicy {
+                strategy,
+                backoff: BackoffParams::new(point.duration("base")?, point.duration("cap")?, point.real("multiplier")?),
+                max_attempts: None,
+                deadline,
+                retry_after: RetryAfterPolicy::Honour,
+                throttling_base: None,
+            };
+            (policy, None)
+        }
     };
-    let base = point.duration("base")?;
-    let cap = point.duration("cap")?;
-    if base.is_zero() && strategy != Strategy::None {
+    // From a preset, only what the scenario gives; for a formula, every key (its default when not given).
+    let wanted = |key: &'static str| -> Result<bool, ParamError> {
+        Ok(point.entries().iter().any(|(spec, _)| spec.key == key) && (preset.is_none() || point.is_written(key)))
+    };
+    let backoff = &mut policy.backoff;
+    if preset.is_some() {
+        if wanted("base")? {
+            backoff.base = point.duration("base")?;
+        }
+        if wanted("cap")? {
+            backoff.cap = point.duration("cap")?;
+        }
+        if wanted("multiplier")? {
+            backoff.multiplier = point.real("multiplier")?;
+        }
+    }
+    if wanted("floor")? {
+        backoff.floor = point.duration("floor")?;
+    }
+    if wanted("jitter")? {
+        backoff.jitter = point.duration("jitter")?;
+    }
+    if wanted("jitter_fraction")? {
+        backoff.jitter_fraction = point.real("jitter_fraction")?;
+    }
+    if wanted("steps")? {
+        backoff.steps = point.count("steps")? as u32;
+    }
+    if wanted("max_attempts")? {
+        policy.max_attempts = point.optional_count("max_attempts")?.map(|n| n as u32);
+    }
+    if wanted("throttling_base")? {
+        policy.throttling_base = point.optional_duration("throttling_base")?;
+    }
+    let (base, cap) = (policy.backoff.base, policy.backoff.cap);
+    if base.is_zero() && preset.is_none() && policy.strategy != Strategy::None {
         return Err(ParamError::new(
             "base",
             "must be greater than 0 (for no sleep at all use strategy = \"none\")".into(),
@@ -313,14 +408,10 @@ pub(crate) fn retry_policy(point: &Point) -> Result<(RetryPolicy, Option<&'stati
     if cap < base {
         return Err(ParamError::new("cap", format!("cap ({cap}) must be at least base ({base})")));
     }
-    let policy = RetryPolicy {
-        strategy,
-        backoff: BackoffParams { base, cap, multiplier: point.real("multiplier")? },
-        max_attempts: point.optional_count("max_attempts")?.map(|n| n as u32),
-        deadline,
-        retry_after: RetryAfterPolicy::Honour,
-    };
-    Ok((policy, None))
+    if policy.backoff.floor > cap {
+        return Err(ParamError::new("floor", format!("floor ({}) must be at most cap ({cap})", policy.backoff.floor)));
+    }
+    Ok((policy, preset))
 }
 
 /// The limiter a client runs, from `limiter`.
@@ -357,24 +448,40 @@ mod tests {
     }
 
     #[test]
-    fn every_preset_is_accepted_as_a_strategy_and_replaces_the_client_values() {
+    fn every_preset_fills_the_backoff_keys_the_scenario_leaves_unwritten() {
         for preset in presets::ALL {
             let point = server_point(&[
                 ("strategy", Value::Choice(preset.name)),
-                ("base", Value::Duration(SimDuration::from_millis(3))),
-                ("max_attempts", Value::Count(99)),
                 ("deadline", Value::Duration(SimDuration::from_secs(7))),
             ]);
             let (policy, from) = retry_policy(&point).unwrap_or_else(|e| panic!("{}: {e:?}", preset.name));
             assert_eq!(from, Some(preset));
             assert_eq!(policy.strategy, preset.strategy);
-            assert_eq!(policy.backoff, preset.backoff, "{}: the preset's base wins", preset.name);
+            assert_eq!(policy.backoff, preset.backoff, "{}: the model's default base gives way", preset.name);
             assert_eq!(policy.max_attempts, preset.max_attempts);
             assert_eq!(policy.deadline, Some(SimDuration::from_secs(7)), "the deadline is the client's");
             let limiter = limiter_setting(&point, from).unwrap();
             let expected = preset.shipped_limiter().map_or(LimiterSetting::None, LimiterSetting::Shipped);
             assert_eq!(limiter, expected, "{}", preset.name);
         }
+    }
+
+    #[test]
+    fn a_written_key_overrides_the_presets_value() {
+        let point = server_point(&[
+            ("strategy", Value::Choice("k8s-crashloop")),
+            ("cap", Value::Duration(SimDuration::from_secs(60))),
+            ("max_attempts", Value::Count(4)),
+        ]);
+        let (policy, _) = retry_policy(&point).unwrap();
+        let shipped = Preset::lookup("k8s-crashloop").unwrap().backoff;
+        assert_eq!(policy.backoff, BackoffParams { cap: SimDuration::from_secs(60), ..shipped });
+        assert_eq!(policy.max_attempts, Some(4));
+        let too_low = server_point(&[
+            ("strategy", Value::Choice("k8s-crashloop")),
+            ("cap", Value::Duration(SimDuration::from_secs(1))),
+        ]);
+        assert_eq!(retry_policy(&too_low).unwrap_err().key, "cap", "checked as the client's own values are");
     }
 
     #[test]

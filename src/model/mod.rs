@@ -322,7 +322,8 @@ impl ModelKind {
                 (spec, changed.or_else(|| spec.default.hashed_value()))
             })
             .collect();
-        Point::new(entries)
+        let written = self.params().filter(|spec| changes.iter().any(|(key, _)| spec.answers_to(None, key)));
+        Point::new(entries).with_written(written.map(|spec| spec.key).collect())
     }
 
     /// The position of the metric `name` names (by its name or its former name).

@@ -16,7 +16,7 @@ use super::{RunOutput, RunSettings, SimModel};
 use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
 use crate::metrics::BucketCounter;
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
-use crate::policy::{BackoffMemory, RetryDecision, RetryPolicy};
+use crate::policy::{BackoffMemory, FailureKind, RetryDecision, RetryPolicy};
 use crate::time::{SimDuration, SimTime};
 
 /// The OCC model (scenario `kind = "occ"`).
@@ -47,6 +47,10 @@ const OCC_CLIENT_PARAMS: &[ParamSpec] = &[
     client::base(ParamDefault::millis(5)),
     client::cap(ParamDefault::millis(2000)),
     client::multiplier(ParamDefault::Value(Value::Real(2.0))),
+    client::FLOOR,
+    client::JITTER,
+    client::JITTER_FRACTION,
+    client::STEPS,
     client::max_attempts(u32::MAX as i64, ParamDefault::Unset),
     client::DEADLINE,
 ];
@@ -275,7 +279,7 @@ impl<const TRACE: bool> OccRun<'_, TRACE> {
                 let decision = self.config.retry.after_failure(
                     state.failed_attempts,
                     elapsed,
-                    None,
+                    (FailureKind::Transient, None),
                     &mut state.memory,
                     &mut self.rng,
                 );
@@ -310,6 +314,7 @@ mod tests {
                 max_attempts: None,
                 deadline: None,
                 retry_after: crate::policy::RetryAfterPolicy::Honour,
+                throttling_base: None,
             },
         }
     }

@@ -13,7 +13,7 @@ pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy};
 pub use classify::{Classifier, RETRYABLE_STATUSES, Response, RetryAfterPolicy};
 pub use hedge::{Hedge, HedgeMode};
 pub use presets::Preset;
-pub use retry::{GiveUpReason, RetryDecision, RetryPolicy};
+pub use retry::{FailureKind, GiveUpReason, RetryDecision, RetryPolicy};
 pub use token_bucket::TokenBucket;
 
 /// A seeded generator for the policy tests: the same Xoshiro256++ stream the simulations use, built here so that

@@ -17,6 +17,18 @@ pub struct RetryPolicy {
     pub deadline: Option<SimDuration>,
     /// What to do with a server's Retry-After hint.
     pub retry_after: RetryAfterPolicy,
+    /// The base after a throttling failure, for clients that back off longer when throttled (botocore and the AWS
+    /// SDK for JavaScript); `None`: the base, whatever the failure.
+    pub throttling_base: Option<SimDuration>,
+}
+
+/// What kind of failure a client is about to retry, for policies whose sleep depends on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureKind {
+    /// A timeout, a reset, a 5xx: anything but throttling.
+    Transient,
+    /// The server said to slow down (429).
+    Throttling,
 }
 
 /// What a client does after a failed attempt.
@@ -38,24 +50,45 @@ pub enum GiveUpReason {
 
 impl RetryPolicy {
     /// Decides after `failed_attempts` attempts have failed (`≥ 1`; it is the `n` of the backoff formulas),
-    /// `elapsed` after the operation began, given the server's Retry-After `hint` if it sent one.
+    /// `elapsed` after the operation began, given the kind of the last failure and the server's Retry-After `hint`
+    /// if it sent one.
     #[inline]
     pub fn after_failure<R: Rng + ?Sized>(
         &self,
         failed_attempts: u32,
         elapsed: SimDuration,
-        hint: Option<SimDuration>,
+        (kind, hint): (FailureKind, Option<SimDuration>),
         memory: &mut BackoffMemory,
         rng: &mut R,
     ) -> RetryDecision {
         if self.max_attempts.is_some_and(|max| failed_attempts >= max) {
             return RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
         }
-        let computed = self.strategy.delay(&self.backoff, failed_attempts, memory, rng);
+        let computed = self.sleep_before(failed_attempts, kind, memory, rng);
         let sleep = self.retry_after.sleep(computed, hint, self.backoff.cap);
         match self.deadline {
             Some(deadline) if elapsed + sleep >= deadline => RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded),
             _ => RetryDecision::RetryAfter(sleep),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The backoff before retry `n` after a failure of `kind`, before any Retry-After hint and limit: the
+    /// formula with the throttling base in place of the base after throttling, where the policy has one.
+    #[inline]
+    pub fn sleep_before<R: Rng + ?Sized>(
+        &self,
+        n: u32,
+        kind: FailureKind,
+        memory: &mut BackoffMemory,
+        rng: &mut R,
+    ) -> SimDuration {
+        match (kind, self.throttling_base) {
+            (FailureKind::Throttling, Some(base)) => {
+                self.strategy.delay(&BackoffParams { base, ..self.backoff }, n, memory, rng)
+            }
+            _ => self.strategy.delay(&self.backoff, n, memory, rng),
         }
     }
 }
@@ -72,6 +105,7 @@ mod tests {
             max_attempts,
             deadline,
             retry_after: RetryAfterPolicy::Honour,
+            throttling_base: None,
         }
     }
 
@@ -80,8 +114,9 @@ mod tests {
         let mut rng = test_rng(0);
         let mut memory = BackoffMemory::default();
         let three = policy(Some(3), None);
-        let decide =
-            |n, memory: &mut BackoffMemory, rng: &mut _| three.after_failure(n, SimDuration::ZERO, None, memory, rng);
+        let decide = |n, memory: &mut BackoffMemory, rng: &mut _| {
+            three.after_failure(n, SimDuration::ZERO, (FailureKind::Transient, None), memory, rng)
+        };
         assert_eq!(decide(1, &mut memory, &mut rng), RetryDecision::RetryAfter(SimDuration::from_millis(10)));
         assert_eq!(decide(2, &mut memory, &mut rng), RetryDecision::RetryAfter(SimDuration::from_millis(20)));
         assert_eq!(decide(3, &mut memory, &mut rng), RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted));
@@ -93,9 +128,12 @@ mod tests {
         let mut memory = BackoffMemory::default();
         let p = policy(None, Some(SimDuration::from_millis(100)));
         let at = |ms| SimDuration::from_millis(ms);
-        assert_eq!(p.after_failure(1, at(89), None, &mut memory, &mut rng), RetryDecision::RetryAfter(at(10)));
         assert_eq!(
-            p.after_failure(1, at(90), None, &mut memory, &mut rng),
+            p.after_failure(1, at(89), (FailureKind::Transient, None), &mut memory, &mut rng),
+            RetryDecision::RetryAfter(at(10))
+        );
+        assert_eq!(
+            p.after_failure(1, at(90), (FailureKind::Transient, None), &mut memory, &mut rng),
             RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded)
         );
     }
@@ -106,9 +144,9 @@ mod tests {
         let mut memory = BackoffMemory::default();
         let p = policy(None, Some(SimDuration::from_secs(10)));
         let hint = Some(SimDuration::from_secs(3));
-        let decision = p.after_failure(1, SimDuration::ZERO, hint, &mut memory, &mut rng);
+        let decision = p.after_failure(1, SimDuration::ZERO, (FailureKind::Transient, hint), &mut memory, &mut rng);
         assert_eq!(decision, RetryDecision::RetryAfter(SimDuration::from_secs(3)));
-        let late = p.after_failure(1, SimDuration::from_secs(8), hint, &mut memory, &mut rng);
+        let late = p.after_failure(1, SimDuration::from_secs(8), (FailureKind::Transient, hint), &mut memory, &mut rng);
         assert_eq!(late, RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded));
     }
 }

@@ -36,6 +36,7 @@ pub use crate::error::{InputError, LineCol, Origin};
 pub use crate::time::parse_duration;
 pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
 pub use parts::PartOrigins;
+pub(crate) use plan::point_of;
 pub use plan::{PlannedPoint, plan};
 
 use crate::model::ModelKind;
@@ -142,6 +143,11 @@ impl Scenario {
             overrides::apply(&mut scenario, argument)?;
         }
         Ok(scenario)
+    }
+
+    /// Applies one `--set KEY=VALUE` override, checked as the file's own values are.
+    pub(crate) fn apply_override(&mut self, argument: &str) -> Result<(), InputError> {
+        overrides::apply(self, argument)
     }
 
     /// Parses and validates scenario text; `path` is used in messages and for the default name.

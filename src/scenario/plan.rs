@@ -50,19 +50,7 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
             *slot = axis.values[rest % axis.values.len()].clone();
             rest /= axis.values.len();
         }
-        let entries = scenario
-            .settings
-            .iter()
-            .map(|setting| {
-                let swept_value = scenario
-                    .sweep
-                    .iter()
-                    .position(|axis| std::ptr::eq(axis.spec, setting.spec))
-                    .map(|i| swept[i].clone());
-                (setting.spec, swept_value.or_else(|| setting.value.clone()))
-            })
-            .collect();
-        let point = Point::new(entries).with_parts(std::sync::Arc::clone(&scenario.parts));
+        let point = point_of(scenario, &swept);
         let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
         points.push(PlannedPoint { index, swept, hash: stable_hash(point.canonical_text().as_bytes()), config });
     }
@@ -98,4 +86,26 @@ fn locate(scenario: &Scenario, swept: &[Value], problem: crate::params::ParamErr
         message.push_str(" (the default; set it explicitly)");
     }
     scenario.error(origin, Some(key), message)
+}
+
+/// The point the swept values `swept` (one per axis, in the sweep's order) pick out of `scenario`.
+pub(crate) fn point_of(scenario: &Scenario, swept: &[Value]) -> Point {
+    let entries = scenario
+        .settings
+        .iter()
+        .map(|setting| {
+            let swept_value =
+                scenario.sweep.iter().position(|axis| std::ptr::eq(axis.spec, setting.spec)).map(|i| swept[i].clone());
+            (setting.spec, swept_value.or_else(|| setting.value.clone()))
+        })
+        .collect();
+    let written = scenario
+        .settings
+        .iter()
+        .filter(|setting| {
+            setting.origin != Origin::Default || scenario.sweep.iter().any(|axis| std::ptr::eq(axis.spec, setting.spec))
+        })
+        .map(|setting| setting.spec.key)
+        .collect();
+    Point::new(entries).with_parts(std::sync::Arc::clone(&scenario.parts)).with_written(written)
 }

@@ -66,8 +66,8 @@ fn malformed_toml_is_located() {
 
 #[test]
 fn unknown_keys_are_refused_with_the_valid_ones() {
-    let message = error_of(&GOOD.replace("cap = \"2s\"", "cap = \"2s\"\njitter = true"));
-    assert!(message.starts_with("demo.toml:15:1: client.jitter: unknown key"), "{message}");
+    let message = error_of(&GOOD.replace("cap = \"2s\"", "cap = \"2s\"\nspread = true"));
+    assert!(message.starts_with("demo.toml:15:1: client.spread: unknown key"), "{message}");
     assert!(message.contains("strategy, base, cap"), "{message}");
     let message = error_of(&GOOD.replace("seed = 7", "sed = 7"));
     assert!(message.contains("demo.toml:4:1: sed: unknown key `sed`"), "{message}");

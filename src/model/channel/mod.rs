@@ -25,7 +25,9 @@ use crate::params::Value;
 use crate::engine::{SimRng, sim_rng};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
-use crate::policy::{BackoffMemory, BackoffParams, RetryAfterPolicy, RetryDecision, RetryPolicy, Strategy};
+use crate::policy::{
+    BackoffMemory, BackoffParams, FailureKind, RetryAfterPolicy, RetryDecision, RetryPolicy, Strategy,
+};
 
 /// The shared-channel model (scenario `kind = "channel"`).
 pub(crate) struct Channel;
@@ -178,10 +180,11 @@ impl SimModel for Channel {
             slots: point.count("slots")? as u64,
             retry: RetryPolicy {
                 strategy,
-                backoff: BackoffParams { base: slot, cap, multiplier: point.real("multiplier")? },
+                backoff: BackoffParams::new(slot, cap, point.real("multiplier")?),
                 max_attempts: Some(point.count("max_attempts")? as u32),
                 deadline: None,
                 retry_after: RetryAfterPolicy::Ignore,
+                throttling_base: None,
             },
         })
     }
@@ -499,7 +502,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                     let decision = self.config.retry.after_failure(
                         failed[station],
                         SimDuration::ZERO,
-                        None,
+                        (FailureKind::Transient, None),
                         &mut memory[station],
                         &mut self.rng,
                     );
@@ -567,7 +570,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 for &station in &senders {
                     failed[station] += 1;
                     let decision =
-                        self.config.retry.after_failure(failed[station], SimDuration::ZERO, None, &mut memory[station], &mut self.rng);
+                        self.config.retry.after_failure(failed[station], SimDuration::ZERO, (FailureKind::Transient, None), &mut memory[station], &mut self.rng);
                     match decision {
                         RetryDecision::RetryAfter(sleep) => {
                             ready[station] = after + sleep;

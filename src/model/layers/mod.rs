@@ -206,6 +206,10 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
         "at most this many hedges per first try of the caller, 0 to 1 (unset: no cap)",
     ),
     client::multiplier(ParamDefault::Implied(Value::Real(2.0))),
+    client::FLOOR,
+    client::JITTER,
+    client::JITTER_FRACTION,
+    client::STEPS,
     client::DEADLINE,
 ];
 
@@ -387,7 +391,7 @@ impl SimModel for Layers {
             // attempts).
             let retries = placed(placement) || sets("max_attempts");
             let hedges = placed(hedge_placement) || sets("hedge");
-            let policy = caller_policy(own, retries, hedges, sets("max_attempts")).map_err(located)?;
+            let policy = caller_policy(own, retries, hedges).map_err(located)?;
             // The model-wide failure probability and faults are the bottom services'; others only their own.
             let applies = |key: &str| bottom(i) || sets(key);
             let failure_probability =
@@ -411,7 +415,7 @@ impl SimModel for Layers {
             });
         }
         let user_placed = |placement: Placement| placement != Placement::Bottom || bottom(0);
-        let user = caller_policy(point, user_placed(placement), user_placed(hedge_placement), false)?;
+        let user = caller_policy(point, user_placed(placement), user_placed(hedge_placement))?;
         // A black hole answers nothing: only its callers' timeouts end those attempts.
         let timeout_of = |caller: Option<usize>| match caller {
             None => user.timeout,
@@ -489,16 +493,12 @@ fn graph(point: &Point) -> Result<Graph, ParamError> {
     Ok((names, calls, points))
 }
 
-/// One caller's policy from its point; `retries` and `hedges` say whether placement lets it retry or hedge, and
-/// `own_attempts` whether its `max_attempts` was set for it alone (then a preset's attempts do not replace it).
-fn caller_policy(point: &Point, retries: bool, hedges: bool, own_attempts: bool) -> Result<CallerPolicy, ParamError> {
+/// One caller's policy from its point; `retries` and `hedges` say whether placement lets it retry or hedge. A
+/// preset's attempts apply unless the scenario wrote `max_attempts`; a preset that retries without end keeps the
+/// caller's `max_attempts` (a caller in a call graph always has a limit).
+fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPolicy, ParamError> {
     let (backoff, preset) = client::retry_policy(point)?;
-    let mut attempts = point.count("max_attempts")? as u32;
-    if let Some(preset) = preset
-        && !own_attempts
-    {
-        attempts = preset.max_attempts.unwrap_or(attempts);
-    }
+    let attempts = backoff.max_attempts.map_or(point.count("max_attempts")?, i64::from) as u32;
     // This model counts a caller's attempts itself, and its services send no Retry-After.
     let backoff = RetryPolicy { max_attempts: None, retry_after: RetryAfterPolicy::Ignore, ..backoff };
     let hedge_max_extra = point.optional_real("hedge_max_extra")?;

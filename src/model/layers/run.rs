@@ -14,7 +14,7 @@ use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Limiter, Outcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, Hedge, RetryDecision};
+use crate::policy::{BackoffMemory, FailureKind, Hedge, RetryDecision};
 
 /// "No index" in the slabs' links.
 const NONE: u32 = u32::MAX;
@@ -693,7 +693,7 @@ impl<'a> LayersRun<'a> {
         let state = &mut self.calls[call as usize];
         state.timer = tag;
         let elapsed = now - state.started;
-        match policy.backoff.after_failure(state.failed_attempts, elapsed, None, &mut state.memory, &mut self.rng) {
+        match policy.backoff.after_failure(state.failed_attempts, elapsed, (FailureKind::Transient, None), &mut state.memory, &mut self.rng) {
             RetryDecision::RetryAfter(sleep) => {
                 state.slept = sleep;
                 scheduler.schedule_in(sleep, LayerEvent::RetryDue { call, tag })

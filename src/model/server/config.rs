@@ -124,7 +124,9 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
         ));
     }
     let (mut retry, preset) = client::retry_policy(point)?;
-    retry.retry_after = point.choice_of("retry_after")?;
+    if preset.is_none() || point.is_written("retry_after") {
+        retry.retry_after = point.choice_of("retry_after")?;
+    }
     let limiter = match client::limiter_setting(point, preset)? {
         LimiterSetting::None => None,
         LimiterSetting::Budget(ratio) => Some(Limiter::Budget(RetryBudget::new(ratio, 0.0, BUDGET_WINDOW))),

@@ -14,7 +14,7 @@ use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, Response, RetryDecision, TokenBucket};
+use crate::policy::{BackoffMemory, FailureKind, Response, RetryDecision, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
 
@@ -275,7 +275,7 @@ impl<'a> ServerRun<'a> {
                 Admission::Reject => {
                     self.counts.rejected_locally += 1;
                     self.requests[slot as usize].failed_attempts += 1;
-                    return self.retry_or_give_up(slot, None, false, scheduler);
+                    return self.retry_or_give_up(slot, (FailureKind::Transient, None), false, scheduler);
                 }
             }
         }
@@ -406,7 +406,7 @@ impl<'a> ServerRun<'a> {
     fn attempt_failed(
         &mut self,
         slot: u32,
-        hint: Option<SimDuration>,
+        failure: (FailureKind, Option<SimDuration>),
         outcome: fn(Option<Permit>) -> CallOutcome,
         scheduler: &mut Scheduler<ServerEvent>,
     ) {
@@ -415,14 +415,14 @@ impl<'a> ServerRun<'a> {
         let request = &mut self.requests[slot as usize];
         request.token = 0;
         request.failed_attempts += 1;
-        self.retry_or_give_up(slot, hint, timed_out, scheduler);
+        self.retry_or_give_up(slot, failure, timed_out, scheduler);
     }
 
     /// After a failed attempt (`failed_attempts` already counts it): ask the retry policy, then the limiter.
     fn retry_or_give_up(
         &mut self,
         slot: u32,
-        hint: Option<SimDuration>,
+        failure: (FailureKind, Option<SimDuration>),
         timed_out: bool,
         scheduler: &mut Scheduler<ServerEvent>,
     ) {
@@ -430,7 +430,7 @@ impl<'a> ServerRun<'a> {
         let request = &mut self.requests[slot as usize];
         let elapsed = now - request.sent_at;
         let mut decision =
-            self.config.retry.after_failure(request.failed_attempts, elapsed, hint, &mut request.memory, &mut self.rng);
+            self.config.retry.after_failure(request.failed_attempts, elapsed, failure, &mut request.memory, &mut self.rng);
         if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, &mut self.retry_limiter) {
             match limiter.acquire_retry(now, timed_out) {
                 Some(permit) => self.requests[slot as usize].permit = Some(permit),
@@ -701,8 +701,12 @@ impl Model for ServerRun<'_> {
                     self.succeed(slot, scheduler);
                 } else if self.config.classifier.is_retryable(outcome.response()) {
                     let hint = (retry_after_us > 0).then(|| SimDuration::from_micros(u64::from(retry_after_us)));
-                    let failure = if outcome == Outcome::Throttled { CallOutcome::throttled } else { CallOutcome::failure };
-                    self.attempt_failed(slot, hint, failure, scheduler);
+                    let (kind, failure) = if outcome == Outcome::Throttled {
+                        (FailureKind::Throttling, CallOutcome::throttled as fn(_) -> _)
+                    } else {
+                        (FailureKind::Transient, CallOutcome::failure as fn(_) -> _)
+                    };
+                    self.attempt_failed(slot, (kind, hint), failure, scheduler);
                 } else {
                     self.record_outcome(slot, CallOutcome::failure, now);
                     self.counts.failed_permanently += 1;
@@ -723,7 +727,7 @@ impl Model for ServerRun<'_> {
                         self.leave_server(slot);
                         self.queue_levels.record(now, self.live_queue() as u32);
                     }
-                    self.attempt_failed(slot, None, CallOutcome::timeout, scheduler);
+                    self.attempt_failed(slot, (FailureKind::Transient, None), CallOutcome::timeout, scheduler);
                 }
             }
             ServerEvent::RetryDue { slot } => self.send_attempt(slot, scheduler),

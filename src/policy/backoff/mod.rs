@@ -13,18 +13,41 @@ use rand::Rng;
 
 use crate::time::SimDuration;
 
-/// Parameters shared by every formula: `b` (base), `c` (cap), `m` (multiplier).
+/// Parameters of the formulas: `b` (base), `c` (cap), `m` (multiplier), and those only some formulas read
+/// (each formula's text names the letters it uses): `f` (floor), `j` (additive jitter), `q` (proportional jitter),
+/// `k` (steps).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BackoffParams {
     pub base: SimDuration,
     pub cap: SimDuration,
     pub multiplier: f64,
+    /// f: no sleep shorter than this (tenacity's `min`).
+    pub floor: SimDuration,
+    /// j: the width of an additive jitter U(0, j) (urllib3's `backoff_jitter`, tenacity's `jitter`, systemd's
+    /// `RestartRandomizedDelaySec`).
+    pub jitter: SimDuration,
+    /// q: a proportional jitter, the sleep times 1 + U(0, q) (client-go's `Backoff.Jitter`).
+    pub jitter_fraction: f64,
+    /// k: the number of steps from base to cap (systemd's `RestartSteps`).
+    pub steps: u32,
 }
 
 impl BackoffParams {
     /// The AWS 2015 study's values: base 5 ms, cap 2 s, multiplier 2.
-    pub const AWS_2015: BackoffParams =
-        BackoffParams { base: SimDuration::from_millis(5), cap: SimDuration::from_secs(2), multiplier: 2.0 };
+    pub const AWS_2015: BackoffParams = BackoffParams::new(SimDuration::from_millis(5), SimDuration::from_secs(2), 2.0);
+
+    /// Base, cap and multiplier, with no floor, no jitter and no steps.
+    pub const fn new(base: SimDuration, cap: SimDuration, multiplier: f64) -> BackoffParams {
+        BackoffParams {
+            base,
+            cap,
+            multiplier,
+            floor: SimDuration::ZERO,
+            jitter: SimDuration::ZERO,
+            jitter_fraction: 0.0,
+            steps: 0,
+        }
+    }
 
     pub(crate) fn base_nanos(&self) -> f64 {
         self.base.as_nanos_f64()

@@ -192,7 +192,7 @@ fn polly_v2_first_delay_mean_matches_the_integral_of_the_curve() {
 #[test]
 fn ethernet_beb_draws_whole_slots_from_a_window_that_stops_doubling_at_2_to_the_10() {
     let slot = SimDuration::from_nanos(51_200);
-    let params = BackoffParams { base: slot, cap: SimDuration::from_secs(1), multiplier: 2.0 };
+    let params = BackoffParams::new(slot, SimDuration::from_secs(1), 2.0);
     let mut rng = test_rng(21);
     for (n, window) in [(1_u32, 2_u64), (3, 8), (10, 1024), (15, 1024)] {
         let mut seen_max = 0;
@@ -213,7 +213,7 @@ fn ethernet_beb_draws_whole_slots_from_a_window_that_stops_doubling_at_2_to_the_
 
 #[test]
 fn quadratic_windows_grow_as_n_plus_one_squared() {
-    let params = BackoffParams { base: SimDuration::from_millis(1), cap: SimDuration::from_secs(1), multiplier: 2.0 };
+    let params = BackoffParams::new(SimDuration::from_millis(1), SimDuration::from_secs(1), 2.0);
     let mut rng = test_rng(22);
     for n in [1_u32, 2, 5, 9] {
         let draws: Vec<f64> = (0..40_000)
@@ -259,8 +259,7 @@ fn grpc_jitter_stays_within_twenty_percent_of_the_capped_exponential() {
 
 #[test]
 fn envoy_jitter_draws_below_2_to_the_n_minus_1_bases_and_caps_the_draw() {
-    let params =
-        BackoffParams { base: SimDuration::from_millis(25), cap: SimDuration::from_millis(250), multiplier: 2.0 };
+    let params = BackoffParams::new(SimDuration::from_millis(25), SimDuration::from_millis(250), 2.0);
     // Windows 25, 75, 175 ms, then 375 ms (the first above the cap) for every later retry.
     for (n, window_ms) in [(1_u32, 25.0), (2, 75.0), (3, 175.0), (4, 375.0), (9, 375.0)] {
         let window = window_ms * MS;

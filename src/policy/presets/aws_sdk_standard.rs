@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, Strategy};
+use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// AWS SDK standard retry mode, classic values: 3 attempts; the delay before retry i (1-based) is
@@ -9,8 +9,10 @@ use crate::time::SimDuration;
 pub(super) const PRESET: Preset = Preset {
     name: "aws-sdk-standard",
     strategy: Strategy::FullJitterFromBase,
-    backoff: BackoffParams { base: SimDuration::from_secs(1), cap: SimDuration::from_secs(20), multiplier: 2.0 },
+    backoff: BackoffParams::new(SimDuration::from_secs(1), SimDuration::from_secs(20), 2.0),
     max_attempts: Some(3),
     limiter: Some(LimiterKind::AwsQuota),
+    throttling_base: None,
+    retry_after: RetryAfterPolicy::Honour,
     source: "AWS SDKs and Tools reference guide, \"Retry behavior\" (standard mode)",
 };

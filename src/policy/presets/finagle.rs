@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, Strategy};
+use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// Finagle's automatic retries (requeues): no delay between them (the default requeue backoff is
@@ -10,8 +10,10 @@ use crate::time::SimDuration;
 pub(super) const PRESET: Preset = Preset {
     name: "finagle",
     strategy: Strategy::None,
-    backoff: BackoffParams { base: SimDuration::ZERO, cap: SimDuration::ZERO, multiplier: 2.0 },
+    backoff: BackoffParams::new(SimDuration::ZERO, SimDuration::ZERO, 2.0),
     max_attempts: Some(21),
     limiter: Some(LimiterKind::Finagle),
+    throttling_base: None,
+    retry_after: RetryAfterPolicy::Honour,
     source: "Finagle finagle-core Retries.scala (Budget.default, MaxRequeuesPerReq 0.2), RequeueFilter.scala",
 };

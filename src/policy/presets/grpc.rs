@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, Strategy};
+use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// gRPC retry policy (gRFC A6) with the values of A6's example retryPolicy (maxAttempts 4, initialBackoff 0.1 s,
@@ -9,8 +9,10 @@ use crate::time::SimDuration;
 pub(super) const PRESET: Preset = Preset {
     name: "grpc",
     strategy: Strategy::GrpcJitter,
-    backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_secs(1), multiplier: 2.0 },
+    backoff: BackoffParams::new(SimDuration::from_millis(100), SimDuration::from_secs(1), 2.0),
     max_attempts: Some(4),
     limiter: Some(LimiterKind::Grpc),
+    throttling_base: None,
+    retry_after: RetryAfterPolicy::Honour,
     source: "gRFC A6 client retries (example retryPolicy; jitter ±20% per grpc/proposal#452, 2024)",
 };

@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, Strategy};
+use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// gRPC retry policy as gRFC A6 specified it until 2024: retry n at `random(0, min(initialBackoff·
@@ -10,8 +10,10 @@ use crate::time::SimDuration;
 pub(super) const PRESET: Preset = Preset {
     name: "grpc-full-jitter",
     strategy: Strategy::FullJitterFromBase,
-    backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_secs(1), multiplier: 2.0 },
+    backoff: BackoffParams::new(SimDuration::from_millis(100), SimDuration::from_secs(1), 2.0),
     max_attempts: Some(4),
     limiter: Some(LimiterKind::Grpc),
+    throttling_base: None,
+    retry_after: RetryAfterPolicy::Honour,
     source: "gRFC A6 client retries as published 2017-2024 (full jitter)",
 };

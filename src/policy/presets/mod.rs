@@ -36,6 +36,10 @@ pub struct Preset {
     pub max_attempts: Option<u32>,
     /// The retry limiter it ships with, if any.
     pub limiter: Option<LimiterKind>,
+    /// The base after a throttling answer, where the library backs off longer when throttled.
+    pub throttling_base: Option<SimDuration>,
+    /// What the library does with a Retry-After hint.
+    pub retry_after: RetryAfterPolicy,
     /// One line: where the values come from.
     pub source: &'static str,
 }
@@ -73,15 +77,16 @@ impl Preset {
         ALL.iter().find(|preset| preset.name == name)
     }
 
-    /// The retry policy this preset ships: its strategy, backoff parameters and attempts, with the client's
-    /// `deadline`, honouring Retry-After.
+    /// The retry policy this preset ships: its strategy, backoff parameters, attempts and Retry-After handling,
+    /// with the client's `deadline`.
     pub fn policy(&self, deadline: Option<SimDuration>) -> RetryPolicy {
         RetryPolicy {
             strategy: self.strategy,
             backoff: self.backoff,
             max_attempts: self.max_attempts,
             deadline,
-            retry_after: RetryAfterPolicy::Honour,
+            retry_after: self.retry_after,
+            throttling_base: self.throttling_base,
         }
     }
 

@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, Strategy};
+use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// systemd `Restart=` with its defaults: RestartSec 100 ms between attempts, and the start limit
@@ -8,8 +8,10 @@ use crate::time::SimDuration;
 pub(super) const PRESET: Preset = Preset {
     name: "systemd",
     strategy: Strategy::Constant,
-    backoff: BackoffParams { base: SimDuration::from_millis(100), cap: SimDuration::from_millis(100), multiplier: 2.0 },
+    backoff: BackoffParams::new(SimDuration::from_millis(100), SimDuration::from_millis(100), 2.0),
     max_attempts: None,
     limiter: Some(LimiterKind::Systemd),
+    throttling_base: None,
+    retry_after: RetryAfterPolicy::Honour,
     source: "systemd.service(5) RestartSec; systemd.unit(5) StartLimitIntervalSec, StartLimitBurst",
 };

@@ -1,5 +1,5 @@
 use super::Preset;
-use crate::policy::{BackoffParams, Strategy};
+use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// TCP's retransmission timer (RFC 6298): initial RTO 1 s, doubled on each timeout (rule 5.5), capped at 60 s
@@ -8,8 +8,10 @@ use crate::time::SimDuration;
 pub(super) const PRESET: Preset = Preset {
     name: "tcp-rfc6298",
     strategy: Strategy::ExponentialFromBase,
-    backoff: BackoffParams { base: SimDuration::from_secs(1), cap: SimDuration::from_secs(120), multiplier: 2.0 },
+    backoff: BackoffParams::new(SimDuration::from_secs(1), SimDuration::from_secs(120), 2.0),
     max_attempts: Some(16),
     limiter: None,
+    throttling_base: None,
+    retry_after: RetryAfterPolicy::Honour,
     source: "RFC 6298 (initial RTO 1 s, back off ×2, max ≥ 60 s); Linux tcp_retries2 = 15",
 };

@@ -4,7 +4,7 @@
 use super::*;
 use crate::policy::limiters::LimiterKind;
 use crate::policy::test_rng;
-use crate::policy::{BackoffMemory, GiveUpReason, RetryDecision};
+use crate::policy::{BackoffMemory, FailureKind, GiveUpReason, RetryDecision};
 use crate::time::SimDuration;
 
 fn policy(name: &str) -> RetryPolicy {
@@ -18,7 +18,7 @@ fn sleeps(policy: &RetryPolicy, seed: u64, limit: u32) -> (Vec<f64>, Option<Give
     let mut out = Vec::new();
     let mut elapsed = SimDuration::ZERO;
     for failed in 1..=limit {
-        match policy.after_failure(failed, elapsed, None, &mut memory, &mut rng) {
+        match policy.after_failure(failed, elapsed, (FailureKind::Transient, None), &mut memory, &mut rng) {
             RetryDecision::RetryAfter(sleep) => {
                 elapsed = elapsed.saturating_add(sleep);
                 out.push(sleep.as_secs_f64());
@@ -102,9 +102,9 @@ fn retry_sleeps(name: &str, n: u32, count: usize, seed: u64) -> Vec<f64> {
         .map(|_| {
             let mut memory = BackoffMemory::default();
             for earlier in 1..n {
-                policy.after_failure(earlier, SimDuration::ZERO, None, &mut memory, &mut rng);
+                policy.after_failure(earlier, SimDuration::ZERO, (FailureKind::Transient, None), &mut memory, &mut rng);
             }
-            match policy.after_failure(n, SimDuration::ZERO, None, &mut memory, &mut rng) {
+            match policy.after_failure(n, SimDuration::ZERO, (FailureKind::Transient, None), &mut memory, &mut rng) {
                 RetryDecision::RetryAfter(sleep) => sleep.as_secs_f64(),
                 RetryDecision::GiveUp(reason) => panic!("{name} gave up before retry {n}: {reason:?}"),
             }
