@@ -55,18 +55,34 @@ fn strategies_section(text: &mut String) {
 
 fn presets_section(text: &mut String) {
     text.push_str(
-        "\nPresets (set `strategy` to one: it fixes base, cap, multiplier and max_attempts, and brings its limiter\n\
-         when `limiter` is \"none\"):\n\n",
+        "\nPresets (set `strategy` to one: it fills base, cap, multiplier, max_attempts and the other backoff keys\n\
+         unless the scenario writes them, and brings its limiter when `limiter` is \"none\"; f floor, j jitter,\n\
+         q jitter_fraction, k steps):\n\n",
     );
     let width = presets::ALL.iter().map(|preset| preset.name.len()).max().unwrap_or(0);
     for preset in presets::ALL {
         let attempts = preset.max_attempts.map_or("unlimited attempts".to_owned(), |n| format!("{n} attempts"));
         let limiter = preset.limiter.map_or("none", LimiterKind::name);
         let backoff = preset.backoff;
+        let mut extras = String::new();
+        if let Some(base) = preset.throttling_base {
+            let _ = write!(extras, " ({base} after throttling)");
+        }
+        for (letter, value, set) in [
+            ("f", backoff.floor.to_string(), !backoff.floor.is_zero()),
+            ("j", backoff.jitter.to_string(), !backoff.jitter.is_zero()),
+            ("q", backoff.jitter_fraction.to_string(), backoff.jitter_fraction > 0.0),
+            ("k", backoff.steps.to_string(), backoff.steps > 0),
+        ] {
+            if set {
+                let _ = write!(extras, ", {letter} = {value}");
+            }
+        }
+        let deadline = preset.deadline.map_or(String::new(), |deadline| format!(", deadline {deadline}"));
         let _ = writeln!(
             text,
-            "  {:width$}  {}, b = {}, c = {}, m = {}; {attempts}; limiter {limiter}",
-            preset.name, preset.strategy, backoff.base, backoff.cap, backoff.multiplier
+            "  {:width$}  {}, b = {}{extras}, c = {}, m = {}; {attempts}{deadline}; limiter {limiter}; Retry-After {}",
+            preset.name, preset.strategy, backoff.base, backoff.cap, backoff.multiplier, preset.retry_after
         );
         let _ = writeln!(text, "  {:width$}  source: {}", "", preset.source);
     }
@@ -163,7 +179,14 @@ mod tests {
             assert!(line.contains(preset.strategy.name()) && line.contains(limiter), "{line}");
             assert!(text.contains(preset.source), "{}", preset.name);
         }
-        assert!(text.contains("tcp-rfc6298       exponential-from-base, b = 1s, c = 120s, m = 2; 16 attempts"));
+        let tcp = text.lines().find(|line| line.trim_start().starts_with("tcp-rfc6298 ")).unwrap();
+        assert!(
+            tcp.ends_with(
+                "exponential-from-base, b = 1s, c = 120s, m = 2; 16 attempts; limiter none; Retry-After \
+                               honour"
+            ),
+            "{tcp}"
+        );
     }
 
     #[test]
@@ -186,7 +209,9 @@ mod tests {
             text[start..end].to_owned()
         };
         let occ = block(ModelKind::Occ);
-        assert!(occ.contains("presets: k8s-crashloop, tcp-rfc6298\n"), "{occ}");
+        let presets = "presets: botocore-legacy, urllib3, google-api-core, k8s-crashloop, k8s-crashloop-reduced, \
+                       client-go-retry, client-go-backoff, client-go-workqueue, tcp-rfc6298\n";
+        assert!(occ.contains(presets), "the presets without a limiter: {occ}");
         assert!(occ.contains("limiter: none (this model simulates no retry limiter)"), "{occ}");
         let layers = block(ModelKind::Layers);
         assert!(layers.contains("max_attempts") && layers.contains("(formerly model.attempts)"), "{layers}");

@@ -44,8 +44,14 @@ choices! {
         Ignore = "ignore",
         /// Sleep the hint, but never longer than the backoff cap.
         HonourCapped = "honour-capped",
+        /// Sleep the longer of the backoff and the hint, but at most 5 s more than the backoff (botocore 1.44's
+        /// `x-amz-retry-after`, the AWS SDK for JavaScript v3).
+        AwsBounded = "aws-bounded",
     }
 }
+
+/// How much longer than its backoff an AWS SDK sleeps for a Retry-After hint.
+const AWS_RETRY_AFTER_MAX_EXTRA: SimDuration = SimDuration::from_secs(5);
 
 impl RetryAfterPolicy {
     /// The sleep before the next attempt given the computed backoff, the server's hint and the backoff cap.
@@ -53,6 +59,7 @@ impl RetryAfterPolicy {
         match (self, hint) {
             (RetryAfterPolicy::Honour, Some(hint)) => hint,
             (RetryAfterPolicy::HonourCapped, Some(hint)) => hint.min(cap),
+            (RetryAfterPolicy::AwsBounded, Some(hint)) => hint.min(computed + AWS_RETRY_AFTER_MAX_EXTRA).max(computed),
             (RetryAfterPolicy::Ignore, _) | (_, None) => computed,
         }
     }
@@ -89,5 +96,9 @@ mod tests {
         assert_eq!(RetryAfterPolicy::HonourCapped.sleep(computed, hint, cap), ms(2_000));
         assert_eq!(RetryAfterPolicy::Ignore.sleep(computed, hint, cap), ms(40));
         assert_eq!(RetryAfterPolicy::Honour.sleep(computed, None, cap), ms(40));
+        // botocore: max(t, min(hint, t + 5 s)).
+        assert_eq!(RetryAfterPolicy::AwsBounded.sleep(computed, hint, cap), ms(5_000));
+        assert_eq!(RetryAfterPolicy::AwsBounded.sleep(computed, Some(ms(9_000)), cap), ms(5_040));
+        assert_eq!(RetryAfterPolicy::AwsBounded.sleep(computed, Some(ms(10)), cap), ms(40));
     }
 }

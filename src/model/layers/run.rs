@@ -13,7 +13,7 @@ use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::{RunOutput, RunSettings};
-use crate::policy::limiters::{Admission, Limiter, Outcome, Permit, RetryLimiter};
+use crate::policy::limiters::{Admission, Failed, Limiter, Outcome, Permit, RetryLimiter};
 use crate::policy::{BackoffMemory, FailureKind, Hedge, RetryDecision};
 
 /// "No index" in the slabs' links.
@@ -678,7 +678,7 @@ impl<'a> LayersRun<'a> {
             return self.finish_call(call, false, scheduler);
         }
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
-            match limiter.acquire_retry(now, after_timeout) {
+            match limiter.acquire_retry(now, Failed::of(after_timeout, false)) {
                 Some(permit) => self.calls[call as usize].permit = Some(permit),
                 None => {
                     self.refused += 1;

@@ -13,7 +13,7 @@ use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, Phase, PhaseMet
 use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
 use crate::model::{RunOutput, RunSettings};
-use crate::policy::limiters::{Admission, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
+use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
 use crate::policy::{BackoffMemory, FailureKind, Response, RetryDecision, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
@@ -432,7 +432,7 @@ impl<'a> ServerRun<'a> {
         let mut decision =
             self.config.retry.after_failure(request.failed_attempts, elapsed, failure, &mut request.memory, &mut self.rng);
         if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, &mut self.retry_limiter) {
-            match limiter.acquire_retry(now, timed_out) {
+            match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
                 Some(permit) => self.requests[slot as usize].permit = Some(permit),
                 None => {
                     self.counts.refused += 1;

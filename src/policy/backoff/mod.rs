@@ -148,6 +148,14 @@ register_strategies! {
     full_jitter_from_base::FullJitterFromBase => FullJitterFromBase,
     grpc_jitter::GrpcJitter => GrpcJitter,
     envoy_jitter::EnvoyJitter => EnvoyJitter,
+    clamped_exponential::ClampedExponential => ClampedExponential,
+    floored_full_jitter::FlooredFullJitter => FlooredFullJitter,
+    exponential_plus_jitter::ExponentialPlusJitter => ExponentialPlusJitter,
+    zero_then_exponential::ZeroThenExponential => ZeroThenExponential,
+    full_jitter_whole_ms::FullJitterWholeMs => FullJitterWholeMs,
+    geometric_steps::GeometricSteps => GeometricSteps,
+    proportional_jitter::ProportionalJitter => ProportionalJitter,
+    immediate_then_exponential::ImmediateThenExponential => ImmediateThenExponential,
 }
 
 impl Strategy {

@@ -1,4 +1,4 @@
-use super::{Admission, AwsRetryQuota, Outcome, Permit, RetryLimiter, ShippedLimiter};
+use super::{Failed, Admission, AwsRetryQuota, Outcome, Permit, RetryLimiter, ShippedLimiter};
 use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
@@ -184,8 +184,8 @@ impl AwsAdaptive {
 }
 
 impl RetryLimiter for AwsAdaptive {
-    fn acquire_retry(&mut self, now: SimTime, after_timeout: bool) -> Option<Permit> {
-        self.quota.acquire_retry(now, after_timeout)
+    fn acquire_retry(&mut self, now: SimTime, failed: Failed) -> Option<Permit> {
+        self.quota.acquire_retry(now, failed)
     }
 
     fn record(&mut self, now: SimTime, outcome: Outcome) {
@@ -308,7 +308,7 @@ mod tests {
     fn retries_still_spend_the_standard_quota() {
         let mut limiter = AwsAdaptive::standard();
         let mut retries = 0;
-        while let Some(permit) = limiter.acquire_retry(SimTime::ZERO, false) {
+        while let Some(permit) = limiter.acquire_retry(SimTime::ZERO, Failed::Error) {
             limiter.record(SimTime::ZERO, Outcome::failure(Some(permit)));
             retries += 1;
         }

@@ -1,32 +1,43 @@
-use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter};
 use crate::params::{ParamError, Point};
 use crate::time::SimTime;
 
 /// AWS SDK "standard" retry quota: a bucket of 500 tokens; a retry costs 5 (10 when it follows a timeout); a
 /// successful retry refunds its cost; a first try that succeeds adds 1; no retry without enough tokens.
-/// The 2026 behaviour's cost of 14 for transient errors can be had with `new(500, 14, 10)`.
+/// [`AwsRetryQuota::since_2026`] prices retries as botocore 1.44 and @smithy/util-retry 4.6 do.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AwsRetryQuota {
     capacity: f64,
     tokens: f64,
     retry_cost: f64,
     timeout_cost: f64,
+    throttled_cost: f64,
 }
 
 impl AwsRetryQuota {
-    /// The SDK defaults: capacity 500, retry cost 5, timeout retry cost 10.
+    /// The classic SDK values: capacity 500, retry cost 5, 10 after a timeout (5 after throttling).
     pub fn standard() -> Self {
-        Self::new(500.0, 5.0, 10.0)
+        Self::new(500.0, 5.0, 10.0, 5.0)
     }
 
-    pub fn new(capacity: f64, retry_cost: f64, timeout_cost: f64) -> Self {
-        AwsRetryQuota { capacity, tokens: capacity, retry_cost, timeout_cost }
+    /// The values of botocore 1.44 (`botocore/retries/quota.py`, `standard.py`) and @smithy/util-retry 4.6:
+    /// capacity 500, a retry costs 14, or 5 after a throttling error; a timeout costs as any error.
+    pub fn since_2026() -> Self {
+        Self::new(500.0, 14.0, 14.0, 5.0)
+    }
+
+    pub fn new(capacity: f64, retry_cost: f64, timeout_cost: f64, throttled_cost: f64) -> Self {
+        AwsRetryQuota { capacity, tokens: capacity, retry_cost, timeout_cost, throttled_cost }
     }
 }
 
 impl RetryLimiter for AwsRetryQuota {
-    fn acquire_retry(&mut self, _: SimTime, after_timeout: bool) -> Option<Permit> {
-        let cost = if after_timeout { self.timeout_cost } else { self.retry_cost };
+    fn acquire_retry(&mut self, _: SimTime, failed: Failed) -> Option<Permit> {
+        let cost = match failed {
+            Failed::Error => self.retry_cost,
+            Failed::Timeout => self.timeout_cost,
+            Failed::Throttled => self.throttled_cost,
+        };
         (self.tokens >= cost).then(|| {
             self.tokens -= cost;
             Permit { cost }
@@ -64,7 +75,7 @@ mod tests {
     fn retries_until_empty(after_timeout: bool) -> u32 {
         let mut quota = AwsRetryQuota::standard();
         let mut retries = 0;
-        while let Some(permit) = quota.acquire_retry(SimTime::ZERO, after_timeout) {
+        while let Some(permit) = quota.acquire_retry(SimTime::ZERO, Failed::of(after_timeout, false)) {
             quota.record(
                 SimTime::ZERO,
                 if after_timeout { Outcome::timeout(Some(permit)) } else { Outcome::failure(Some(permit)) },
@@ -82,12 +93,12 @@ mod tests {
 
     #[test]
     fn a_successful_retry_refunds_its_cost_and_first_tries_add_one() {
-        let mut quota = AwsRetryQuota::new(20.0, 5.0, 10.0);
-        let permit = quota.acquire_retry(SimTime::ZERO, true).unwrap();
+        let mut quota = AwsRetryQuota::new(20.0, 5.0, 10.0, 5.0);
+        let permit = quota.acquire_retry(SimTime::ZERO, Failed::Timeout).unwrap();
         assert_eq!(quota.tokens, 10.0);
         quota.record(SimTime::ZERO, Outcome::success(Some(permit)));
         assert_eq!(quota.tokens, 20.0);
-        quota.acquire_retry(SimTime::ZERO, false).unwrap();
+        quota.acquire_retry(SimTime::ZERO, Failed::Error).unwrap();
         quota.record(SimTime::ZERO, Outcome::first_try(true));
         assert_eq!(quota.tokens, 16.0);
         for _ in 0..10 {

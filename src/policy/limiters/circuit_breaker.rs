@@ -1,5 +1,5 @@
 use super::window::SecondWindow;
-use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter};
 use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Switch, Value};
 use crate::time::{SimDuration, SimTime};
 
@@ -94,7 +94,7 @@ impl CircuitBreaker {
 }
 
 impl RetryLimiter for CircuitBreaker {
-    fn acquire_retry(&mut self, now: SimTime, _: bool) -> Option<Permit> {
+    fn acquire_retry(&mut self, now: SimTime, _: Failed) -> Option<Permit> {
         if let BreakerState::Open { until } = self.state
             && now >= until
         {
@@ -214,11 +214,11 @@ mod tests {
         assert_eq!(breaker.state(), BreakerState::Closed, "1 failure in 10 is not more than 10%");
         breaker.record(t0, Outcome::first_try(false));
         assert!(matches!(breaker.state(), BreakerState::Open { .. }), "2 in 10 is");
-        assert_eq!(breaker.acquire_retry(t0 + SimDuration::from_millis(999), false), None);
+        assert_eq!(breaker.acquire_retry(t0 + SimDuration::from_millis(999), Failed::Error), None);
         let later = t0 + SimDuration::from_secs(1);
-        let probe = breaker.acquire_retry(later, false);
+        let probe = breaker.acquire_retry(later, Failed::Error);
         assert!(probe.is_some());
-        assert_eq!(breaker.acquire_retry(later, false), None, "one probe at a time");
+        assert_eq!(breaker.acquire_retry(later, Failed::Error), None, "one probe at a time");
         breaker.record(later, Outcome::success(probe));
         assert_eq!(breaker.state(), BreakerState::Closed);
     }
@@ -230,7 +230,7 @@ mod tests {
             breaker.record(SimTime::ZERO, Outcome::first_try(false));
         }
         let later = SimTime::ZERO + SimDuration::from_secs(2);
-        let probe = breaker.acquire_retry(later, false);
+        let probe = breaker.acquire_retry(later, Failed::Error);
         breaker.record(later, Outcome::failure(probe));
         assert_eq!(breaker.state(), BreakerState::Open { until: later + SimDuration::from_secs(1) });
     }

@@ -1,4 +1,4 @@
-use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter};
 use crate::params::{ParamError, Point};
 use crate::time::SimTime;
 
@@ -40,7 +40,7 @@ impl EnvoyRetryBudget {
 }
 
 impl RetryLimiter for EnvoyRetryBudget {
-    fn acquire_retry(&mut self, _: SimTime, _: bool) -> Option<Permit> {
+    fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
         (self.retries < self.max_retries()).then(|| {
             self.retries += 1;
             Permit { cost: 1.0 }
@@ -96,7 +96,7 @@ mod tests {
 
     fn grants(budget: &mut EnvoyRetryBudget) -> u32 {
         let mut granted = 0;
-        while budget.acquire_retry(SimTime::ZERO, false).is_some() {
+        while budget.acquire_retry(SimTime::ZERO, Failed::Error).is_some() {
             granted += 1;
             assert!(granted < 10_000);
         }
@@ -136,7 +136,7 @@ mod tests {
     #[test]
     fn withdrawn_attempts_and_unsent_retries_leave_the_counts() {
         let mut budget = with_active(2);
-        let permit = budget.acquire_retry(SimTime::ZERO, false);
+        let permit = budget.acquire_retry(SimTime::ZERO, Failed::Error);
         assert_eq!(budget.counts(), (2, 1));
         // A hedge race's loser is withdrawn: no longer active.
         budget.withdraw(SimTime::ZERO, true, None);

@@ -1,4 +1,4 @@
-use super::{Outcome, Permit, RetryLimiter, ShippedLimiter, positive_knob};
+use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter, positive_knob};
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::time::SimTime;
 
@@ -23,7 +23,7 @@ impl GrpcThrottle {
 }
 
 impl RetryLimiter for GrpcThrottle {
-    fn acquire_retry(&mut self, _: SimTime, _: bool) -> Option<Permit> {
+    fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
         (self.tokens > self.max_tokens / 2.0).then_some(Permit { cost: 0.0 })
     }
 
@@ -78,7 +78,7 @@ mod tests {
         // docs/references.md#retry-limiters-as-shipped: maxTokens 10, tokenRatio 0.1; retries allowed while tokens > 5.
         let mut throttle = GrpcThrottle::new(10.0, 0.1);
         let mut failed_calls = 0;
-        while throttle.acquire_retry(SimTime::ZERO, false).is_some() {
+        while throttle.acquire_retry(SimTime::ZERO, Failed::Error).is_some() {
             throttle.record(SimTime::ZERO, Outcome::first_try(false));
             failed_calls += 1;
             assert!(failed_calls < 100, "never stopped");
@@ -96,7 +96,7 @@ mod tests {
                 let failed = (call + 1) * failures_per_1000 / 1000 > call * failures_per_1000 / 1000;
                 throttle.record(SimTime::ZERO, Outcome::first_try(!failed));
             }
-            throttle.acquire_retry(SimTime::ZERO, false).is_some()
+            throttle.acquire_retry(SimTime::ZERO, Failed::Error).is_some()
         };
         assert!(run(85), "at 8.5% failures retries stay allowed");
         assert!(!run(97), "at 9.7% failures the tokens drain and retries stop");

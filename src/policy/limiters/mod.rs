@@ -106,10 +106,10 @@ macro_rules! register_limiters {
         }
 
         impl RetryLimiter for Limiter {
-            fn acquire_retry(&mut self, now: SimTime, after_timeout: bool) -> Option<Permit> {
+            fn acquire_retry(&mut self, now: SimTime, failed: Failed) -> Option<Permit> {
                 match self {
-                    Limiter::Budget(limiter) => limiter.acquire_retry(now, after_timeout),
-                    $(Limiter::$variant(limiter) => limiter.acquire_retry(now, after_timeout)),+
+                    Limiter::Budget(limiter) => limiter.acquire_retry(now, failed),
+                    $(Limiter::$variant(limiter) => limiter.acquire_retry(now, failed)),+
                 }
             }
             fn record(&mut self, now: SimTime, outcome: Outcome) {
@@ -151,6 +151,8 @@ register_limiters! {
     sre_throttle::SreThrottle => SreThrottle,
     aws_adaptive::AwsAdaptiveMode => AwsAdaptive,
     start_limit::Systemd => Systemd,
+    aws_quota_2026::AwsQuota2026 => AwsQuota2026,
+    gateway_budget::GatewayBudget => GatewayBudget,
 }
 
 /// The number of knobs of all limiters together.
@@ -255,6 +257,28 @@ impl Outcome {
     }
 }
 
+/// How the attempt a client wants to retry failed, for limiters whose price depends on it (the AWS quotas).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failed {
+    /// An error answer or a reset.
+    Error,
+    /// No answer before the client's timeout.
+    Timeout,
+    /// The server said to slow down (429).
+    Throttled,
+}
+
+impl Failed {
+    /// `Timeout` when `timed_out`, else `Throttled` when `throttled`, else `Error`.
+    pub fn of(timed_out: bool, throttled: bool) -> Failed {
+        match (timed_out, throttled) {
+            (true, _) => Failed::Timeout,
+            (false, true) => Failed::Throttled,
+            (false, false) => Failed::Error,
+        }
+    }
+}
+
 /// A limiter's answer before an attempt is sent (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admission {
@@ -269,8 +293,8 @@ pub enum Admission {
 /// One client's retry limiter. `acquire_retry` and `record` are required; `admit` and `on_send` default to
 /// admitting everything and ignoring sends, so limiters that only gate retries need not mention them.
 pub trait RetryLimiter {
-    /// May the client retry now? `after_timeout` says whether the failed attempt timed out.
-    fn acquire_retry(&mut self, now: SimTime, after_timeout: bool) -> Option<Permit>;
+    /// May the client retry now? `failed` says how the attempt to be retried failed.
+    fn acquire_retry(&mut self, now: SimTime, failed: Failed) -> Option<Permit>;
     /// Every sent attempt's result, first tries included.
     fn record(&mut self, now: SimTime, outcome: Outcome);
     /// Before every attempt (first tries included): send it, reject it locally, or send it later. `draw` is a
@@ -299,7 +323,7 @@ mod tests {
         assert_eq!(names.len(), LimiterKind::NAMES.len(), "names are unique");
         for &kind in LimiterKind::ALL {
             assert_eq!(LimiterKind::from_name(kind.name()), Some(kind));
-            assert!(kind.name().chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{kind}");
+            assert!(kind.name().chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "{kind}");
             assert!(!kind.about().is_empty() && !kind.source().is_empty(), "{kind}");
             for knob in kind.knobs() {
                 // A knob is hashed into no seed unless set: adding one to a limiter moves no published number.

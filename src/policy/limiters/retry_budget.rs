@@ -1,4 +1,4 @@
-use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter};
 use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
@@ -55,7 +55,7 @@ impl RetryBudget {
 }
 
 impl RetryLimiter for RetryBudget {
-    fn acquire_retry(&mut self, now: SimTime, _: bool) -> Option<Permit> {
+    fn acquire_retry(&mut self, now: SimTime, _: Failed) -> Option<Permit> {
         self.advance(now);
         (self.balance() >= 1.0).then(|| {
             self.current().1 += 1.0;
@@ -91,7 +91,7 @@ mod tests {
 
     fn exhaust(budget: &mut RetryBudget, at: SimTime) -> u32 {
         let mut retries = 0;
-        while budget.acquire_retry(at, false).is_some() {
+        while budget.acquire_retry(at, Failed::Error).is_some() {
             retries += 1;
         }
         retries

@@ -1,5 +1,5 @@
 use super::window::SecondWindow;
-use super::{Outcome, Permit, RetryLimiter, ShippedLimiter};
+use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter};
 use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
@@ -34,7 +34,7 @@ impl SreRetryRatio {
 }
 
 impl RetryLimiter for SreRetryRatio {
-    fn acquire_retry(&mut self, now: SimTime, _: bool) -> Option<Permit> {
+    fn acquire_retry(&mut self, now: SimTime, _: Failed) -> Option<Permit> {
         let (requests, retries) = self.window.totals(now);
         (retries < self.ratio * requests).then(|| {
             self.window.add(now, 1.0, 1.0);
@@ -77,7 +77,7 @@ mod tests {
             limiter.on_send(t, false);
         }
         let mut granted = 0;
-        while limiter.acquire_retry(t, false).is_some() {
+        while limiter.acquire_retry(t, Failed::Error).is_some() {
             limiter.on_send(t, true);
             granted += 1;
             assert!(granted < 1_000);
@@ -90,8 +90,8 @@ mod tests {
         for _ in 0..10 {
             limiter.on_send(t, false);
         }
-        assert!(limiter.acquire_retry(t, false).is_some());
-        assert!(limiter.acquire_retry(t, false).is_none());
+        assert!(limiter.acquire_retry(t, Failed::Error).is_some());
+        assert!(limiter.acquire_retry(t, Failed::Error).is_none());
     }
 
     #[test]
@@ -101,11 +101,11 @@ mod tests {
             limiter.on_send(SimTime::ZERO, false);
         }
         // (10, 0): 0 < 1 grants; (11, 1): 1 < 1.1 grants; (12, 2): 2 < 1.2 does not.
-        assert!(limiter.acquire_retry(SimTime::ZERO, false).is_some());
-        assert!(limiter.acquire_retry(SimTime::ZERO, false).is_some());
-        assert!(limiter.acquire_retry(SimTime::ZERO, false).is_none());
+        assert!(limiter.acquire_retry(SimTime::ZERO, Failed::Error).is_some());
+        assert!(limiter.acquire_retry(SimTime::ZERO, Failed::Error).is_some());
+        assert!(limiter.acquire_retry(SimTime::ZERO, Failed::Error).is_none());
         let later = SimTime::ZERO + SimDuration::from_secs(121);
         assert_eq!(limiter.counts(later), (0.0, 0.0));
-        assert!(limiter.acquire_retry(later, false).is_none(), "no requests, no retries");
+        assert!(limiter.acquire_retry(later, Failed::Error).is_none(), "no requests, no retries");
     }
 }

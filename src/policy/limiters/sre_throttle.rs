@@ -1,5 +1,5 @@
 use super::window::SecondWindow;
-use super::{Admission, Outcome, Permit, RetryLimiter, ShippedLimiter};
+use super::{Failed, Admission, Outcome, Permit, RetryLimiter, ShippedLimiter};
 use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
@@ -36,7 +36,7 @@ impl SreAdaptiveThrottle {
 }
 
 impl RetryLimiter for SreAdaptiveThrottle {
-    fn acquire_retry(&mut self, _: SimTime, _: bool) -> Option<Permit> {
+    fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
         Some(Permit { cost: 0.0 })
     }
 

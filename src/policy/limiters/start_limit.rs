@@ -1,4 +1,4 @@
-use super::{Admission, Outcome, Permit, RetryLimiter, ShippedLimiter};
+use super::{Failed, Admission, Outcome, Permit, RetryLimiter, ShippedLimiter};
 use crate::params::{ParamError, Point};
 use crate::time::{SimDuration, SimTime};
 
@@ -30,7 +30,7 @@ impl StartLimit {
 }
 
 impl RetryLimiter for StartLimit {
-    fn acquire_retry(&mut self, _: SimTime, _: bool) -> Option<Permit> {
+    fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
         Some(Permit { cost: 0.0 })
     }
 

@@ -1,4 +1,4 @@
-use super::{Outcome, Permit, RetryLimiter, ShippedLimiter, positive_knob};
+use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter, positive_knob};
 use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value, choices};
 use crate::time::SimTime;
 
@@ -30,7 +30,7 @@ impl RetryTokenBucket {
 }
 
 impl RetryLimiter for RetryTokenBucket {
-    fn acquire_retry(&mut self, _: SimTime, _: bool) -> Option<Permit> {
+    fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
         (self.tokens >= 1.0).then(|| {
             self.tokens -= 1.0;
             Permit { cost: 1.0 }
@@ -94,7 +94,7 @@ mod tests {
         let mut retries = 0;
         for _ in 0..1_000 {
             bucket.record(SimTime::ZERO, Outcome::first_try(false));
-            if let Some(permit) = bucket.acquire_retry(SimTime::ZERO, false) {
+            if let Some(permit) = bucket.acquire_retry(SimTime::ZERO, Failed::Error) {
                 retries += 1;
                 bucket.record(SimTime::ZERO, Outcome::failure(Some(permit)));
             }
@@ -110,7 +110,7 @@ mod tests {
         let mut retries = 0;
         for _ in 0..1_000 {
             bucket.record(SimTime::ZERO, Outcome::first_try(false));
-            retries += u32::from(bucket.acquire_retry(SimTime::ZERO, false).is_some());
+            retries += u32::from(bucket.acquire_retry(SimTime::ZERO, Failed::Error).is_some());
         }
         assert_eq!(retries, 5, "only the initial tokens");
     }

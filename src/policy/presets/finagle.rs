@@ -15,5 +15,6 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::Finagle),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    deadline: None,
     source: "Finagle finagle-core Retries.scala (Budget.default, MaxRequeuesPerReq 0.2), RequeueFilter.scala",
 };

@@ -15,5 +15,6 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::Grpc),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    deadline: None,
     source: "gRFC A6 client retries as published 2017-2024 (full jitter)",
 };

@@ -12,14 +12,24 @@
 //! below; a test fails if a file in this folder is not registered.
 
 mod aws_sdk_adaptive;
+mod aws_sdk_js_v3;
 mod aws_sdk_standard;
+mod botocore_adaptive;
+mod botocore_legacy;
+mod botocore_standard;
+mod client_go_backoff;
+mod client_go_retry;
+mod client_go_workqueue;
 mod envoy;
 mod finagle;
+mod google_api_core;
 mod grpc;
 mod grpc_full_jitter;
 mod k8s_crashloop;
+mod k8s_crashloop_reduced;
 mod systemd;
 mod tcp_rfc6298;
+mod urllib3;
 
 use super::limiters::{Limiter, LimiterKind};
 use super::{BackoffParams, RetryAfterPolicy, RetryPolicy, Strategy};
@@ -40,6 +50,8 @@ pub struct Preset {
     pub throttling_base: Option<SimDuration>,
     /// What the library does with a Retry-After hint.
     pub retry_after: RetryAfterPolicy,
+    /// The library's own time limit for a whole call, if it has one (the client's `deadline`, when written, wins).
+    pub deadline: Option<SimDuration>,
     /// One line: where the values come from.
     pub source: &'static str,
 }
@@ -48,11 +60,21 @@ pub struct Preset {
 pub const ALL: &[Preset] = &[
     aws_sdk_standard::PRESET,
     aws_sdk_adaptive::PRESET,
+    botocore_standard::PRESET,
+    botocore_legacy::PRESET,
+    botocore_adaptive::PRESET,
+    aws_sdk_js_v3::PRESET,
+    urllib3::PRESET,
+    google_api_core::PRESET,
     grpc::PRESET,
     grpc_full_jitter::PRESET,
     envoy::PRESET,
     finagle::PRESET,
     k8s_crashloop::PRESET,
+    k8s_crashloop_reduced::PRESET,
+    client_go_retry::PRESET,
+    client_go_backoff::PRESET,
+    client_go_workqueue::PRESET,
     systemd::PRESET,
     tcp_rfc6298::PRESET,
 ];
@@ -84,7 +106,7 @@ impl Preset {
             strategy: self.strategy,
             backoff: self.backoff,
             max_attempts: self.max_attempts,
-            deadline,
+            deadline: deadline.or(self.deadline),
             retry_after: self.retry_after,
             throttling_base: self.throttling_base,
         }
