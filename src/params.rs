@@ -44,6 +44,9 @@ pub enum ParamKind {
     Choice(&'static [&'static str]),
     /// Free text that the model reads itself (a rate schedule, a list of fault windows), with its syntax.
     Text { syntax: &'static str },
+    /// A list of names the model reads itself, written as a TOML array of strings or one comma-separated string;
+    /// held as [`Value::Text`] with the items joined by ", ". In `[sweep]`, each item of the axis is one list.
+    List { syntax: &'static str },
 }
 
 impl ParamKind {
@@ -57,6 +60,7 @@ impl ParamKind {
             ParamKind::Duration => "a duration with its unit, like \"5ms\" (units: ns, us, ms, s, min, h)".into(),
             ParamKind::Choice(names) => format!("one of: {}", names.join(", ")),
             ParamKind::Text { syntax } => format!("a string: {syntax}"),
+            ParamKind::List { syntax } => format!("a list of strings: {syntax}"),
         }
     }
 }

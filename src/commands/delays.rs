@@ -206,10 +206,14 @@ fn table(name: &str, policy: &RetryPolicy, options: &DelaysOptions, rows: Vec<Re
         FailureKind::Throttling => "after throttling errors",
     };
     let formula = if policy.strategy.name() == name { String::new() } else { format!("{}, ", policy.strategy) };
+    let base = match (options.error, policy.throttling_base) {
+        (FailureKind::Throttling, Some(base)) => base,
+        _ => backoff.base,
+    };
     let mut text = format!(
         "{name}: {formula}b = {}, c = {}, m = {}; {attempts}\nsleep before retry n, {error}; {} operations, seed \
          {}\n\n",
-        backoff.base, backoff.cap, backoff.multiplier, options.samples, options.seed
+        base, backoff.cap, backoff.multiplier, options.samples, options.seed
     );
     let header = ["retry", "mean", "p10", "p50", "p90", "min", "max", "since first try"];
     let cells: Vec<[String; 8]> = rows

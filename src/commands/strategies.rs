@@ -121,7 +121,11 @@ fn default_note(spec: &ParamSpec) -> String {
 fn choices(kind: ModelKind, key: &str) -> Option<&'static [&'static str]> {
     kind.params().find(|spec| spec.key == key).and_then(|spec| match spec.kind {
         ParamKind::Choice(names) => Some(names),
-        ParamKind::Count { .. } | ParamKind::Real { .. } | ParamKind::Duration | ParamKind::Text { .. } => None,
+        ParamKind::Count { .. }
+        | ParamKind::Real { .. }
+        | ParamKind::Duration
+        | ParamKind::Text { .. }
+        | ParamKind::List { .. } => None,
     })
 }
 

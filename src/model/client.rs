@@ -2,9 +2,9 @@
 //! the same thing in every model (only its default may differ), and the one place where a strategy or a preset,
 //! the attempts and a retry limiter compose into a client policy.
 //!
-//! `strategy` takes a strategy name or a preset name ([`crate::policy::presets`]): a preset's backoff parameters
-//! and attempts replace `base`, `cap`, `multiplier` and `max_attempts`, and it brings its retry limiter, used
-//! when `limiter` is `"none"` (tuned by the limiter's knobs like an explicit one).
+//! `strategy` takes a strategy name or a preset name ([`crate::policy::presets`]): a preset fills the backoff keys
+//! ([`BACKOFF_KEYS`]) and `retry_on` that the scenario does not write, and brings its retry limiter, used when
+//! `limiter` is `"none"` (tuned by the limiter's knobs like an explicit one).
 //!
 //! What a model accepts depends on what its clients can host: the lists below are filtered at compile time
 //! from the registries, so a model's error messages and `retrylab strategies` list exactly what it runs.
@@ -12,7 +12,7 @@
 use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::policy::limiters::{Limiter, LimiterKind};
 use crate::policy::presets::{self, Preset};
-use crate::policy::{BackoffParams, Hedge, HedgeMode, RetryAfterPolicy, RetryPolicy, Strategy};
+use crate::policy::{BackoffParams, Hedge, HedgeMode, RetryAfterPolicy, RetryOn, RetryPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// What `strategy` names: a backoff formula with the client's own values, or a preset.
@@ -176,7 +176,7 @@ pub(crate) const fn strategy(choices: &'static [&'static str], default: &'static
         "strategy",
         ParamKind::Choice(choices),
         ParamDefault::Value(Value::Choice(default)),
-        "backoff strategy, or a preset that also fixes base, cap, multiplier, max_attempts and the limiter (see \
+        "backoff strategy, or a preset that also fills base, cap, multiplier, max_attempts and brings its limiter (see \
          `retrylab strategies`)",
     )
 }
@@ -412,6 +412,31 @@ pub(crate) fn retry_policy(point: &Point) -> Result<(RetryPolicy, Option<&'stati
         return Err(ParamError::new("floor", format!("floor ({}) must be at most cap ({cap})", policy.backoff.floor)));
     }
     Ok((policy, preset))
+}
+
+/// The outcomes a client retries: `retry_on` when the scenario writes it, else the list of `preset` (unless the
+/// scenario writes `classifier`, which then decides), else `otherwise` (the model's own default).
+pub(crate) fn retry_on(point: &Point, preset: Option<&Preset>, otherwise: RetryOn) -> Result<RetryOn, ParamError> {
+    let classifier_written = point.is_written("classifier");
+    if point.is_written("retry_on") {
+        if classifier_written {
+            return Err(ParamError::new(
+                "retry_on",
+                "give either `classifier` or `retry_on` (a classifier is a named list: retry_on = \"body-aware\")"
+                    .into(),
+            ));
+        }
+        let Some(Value::Text(text)) = point.get("retry_on")? else {
+            return Err(ParamError::new("retry_on", "internal error: not a list".into()));
+        };
+        return RetryOn::parse(&text).map_err(|why| ParamError::new("retry_on", why));
+    }
+    match preset.and_then(|preset| preset.retry_on) {
+        Some(list) if !classifier_written => {
+            RetryOn::parse(list).map_err(|why| ParamError::new("strategy", format!("internal error: {why}")))
+        }
+        _ => Ok(otherwise),
+    }
 }
 
 /// The limiter a client runs, from `limiter`.

@@ -1,6 +1,6 @@
 //! Which answers are worth retrying, and how a server's Retry-After hint changes the sleep.
 
-use crate::params::choices;
+use crate::params::{Choice, choices};
 use crate::time::SimDuration;
 
 /// An answer as a client sees it: the status code (0 when the connection was reset before any status) and
@@ -32,6 +32,86 @@ impl Classifier {
         response.status == 0
             || RETRYABLE_STATUSES.contains(&response.status)
             || (self == Classifier::BodyAware && response.status == 400 && response.transient_body)
+    }
+}
+
+/// Which failed outcomes a client retries, listed as real clients list them (gRPC `retryableStatusCodes`,
+/// urllib3 `status_forcelist`, Envoy `retry_on`): statuses, and the failures that have none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryOn {
+    /// Retried statuses, sorted.
+    statuses: Vec<u16>,
+    /// No answer before the client's timeout.
+    pub timeout: bool,
+    /// The connection was reset before any status.
+    pub reset: bool,
+    /// A full queue refused the attempt unworked (the server model's 503, the layers model's refusal).
+    pub rejected: bool,
+    /// A 400 whose body says the failure is temporary.
+    pub disguised: bool,
+}
+
+/// The syntax of `retry_on`, for help and error messages.
+pub const RETRY_ON_SYNTAX: &str = "statuses (\"503\", or \"5xx\" for 500-599), timeout, reset, rejected (a full queue), \
+                                   disguised (a 400 whose body says transient), or a classifier's name (status-only, \
+                                   body-aware) for its list";
+
+impl RetryOn {
+    /// What a classifier retries: its statuses ([`RETRYABLE_STATUSES`]), timeouts, resets and full queues, and for
+    /// `body-aware` the disguised 400.
+    pub fn of_classifier(classifier: Classifier) -> RetryOn {
+        RetryOn {
+            statuses: RETRYABLE_STATUSES.to_vec(),
+            timeout: true,
+            reset: true,
+            rejected: true,
+            disguised: classifier == Classifier::BodyAware,
+        }
+    }
+
+    /// Reads a comma-separated list; the error names the first item that is none of [`RETRY_ON_SYNTAX`].
+    pub fn parse(text: &str) -> Result<RetryOn, String> {
+        let mut on = RetryOn { statuses: Vec::new(), timeout: false, reset: false, rejected: false, disguised: false };
+        for item in text.split(',').map(str::trim) {
+            match item {
+                "timeout" => on.timeout = true,
+                "reset" => on.reset = true,
+                "rejected" => on.rejected = true,
+                "disguised" => on.disguised = true,
+                "4xx" => on.statuses.extend(400..500),
+                "5xx" => on.statuses.extend(500..600),
+                other => {
+                    if let Some(classifier) = Classifier::from_name(other) {
+                        let listed = RetryOn::of_classifier(classifier);
+                        on.statuses.extend(&listed.statuses);
+                        on.timeout |= listed.timeout;
+                        on.reset |= listed.reset;
+                        on.rejected |= listed.rejected;
+                        on.disguised |= listed.disguised;
+                        continue;
+                    }
+                    match other.parse::<u16>() {
+                        Ok(status) if (400..600).contains(&status) => on.statuses.push(status),
+                        Ok(status) => {
+                            return Err(format!("{status} is not an error status; retried statuses are 400 to 599"));
+                        }
+                        Err(_) => return Err(format!("unknown outcome \"{other}\"; valid: {RETRY_ON_SYNTAX}")),
+                    }
+                }
+            }
+        }
+        on.statuses.sort_unstable();
+        on.statuses.dedup();
+        Ok(on)
+    }
+
+    /// Whether an answer with `status` is retried (a status listed, or the disguised 400 when `disguised`).
+    pub fn retries(&self, response: Response) -> bool {
+        match response.status {
+            0 => self.reset,
+            400 if response.transient_body && self.disguised => true,
+            status => self.statuses.binary_search(&status).is_ok(),
+        }
     }
 }
 
@@ -86,6 +166,29 @@ mod tests {
         for &retryable in RETRYABLE_STATUSES.iter().chain(&[0]) {
             assert!(Classifier::StatusOnly.is_retryable(response(retryable, false)), "{retryable}");
         }
+    }
+
+    #[test]
+    fn retry_on_lists_statuses_and_statusless_failures_and_expands_classifiers() {
+        let on = RetryOn::parse("503, timeout").unwrap();
+        assert!(on.retries(response(503, true)) && !on.retries(response(502, true)) && !on.retries(response(0, false)));
+        assert!(on.timeout && !on.reset && !on.rejected);
+        let grpc_like = RetryOn::parse("5xx,reset").unwrap();
+        assert!(grpc_like.retries(response(500, false)) && grpc_like.retries(response(599, false)));
+        assert!(grpc_like.retries(response(0, false)) && !grpc_like.retries(response(429, true)));
+        for classifier in [Classifier::StatusOnly, Classifier::BodyAware] {
+            let listed = RetryOn::parse(classifier.name()).unwrap();
+            assert_eq!(listed, RetryOn::of_classifier(classifier));
+            for status in [0, 200, 400, 401, 404, 422, 429, 500, 502, 503, 504] {
+                for body in [false, true] {
+                    let answer = response(status, body);
+                    let expected = status != 200 && classifier.is_retryable(answer);
+                    assert_eq!(listed.retries(answer), expected, "{classifier} {status} {body}");
+                }
+            }
+        }
+        assert!(RetryOn::parse("503, tiemout").unwrap_err().contains("unknown outcome \"tiemout\""));
+        assert!(RetryOn::parse("200").unwrap_err().contains("not an error status"));
     }
 
     #[test]

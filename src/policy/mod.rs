@@ -10,7 +10,7 @@ mod retry;
 mod token_bucket;
 
 pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy};
-pub use classify::{Classifier, RETRYABLE_STATUSES, Response, RetryAfterPolicy};
+pub use classify::{Classifier, RETRY_ON_SYNTAX, RETRYABLE_STATUSES, Response, RetryAfterPolicy, RetryOn};
 pub use hedge::{Hedge, HedgeMode};
 pub use presets::Preset;
 pub use retry::{FailureKind, GiveUpReason, RetryDecision, RetryPolicy};

@@ -46,6 +46,8 @@ pub enum GiveUpReason {
     AttemptsExhausted,
     /// The sleep would end after the deadline.
     DeadlineExceeded,
+    /// The failure is not one the client retries (a timeout left out of `retry_on`).
+    NotRetried,
 }
 
 impl RetryPolicy {

@@ -118,7 +118,14 @@ fn set_param(
             format!("the [{}.*] tables give the graph here; change them instead of `{}`", table.table, spec.key),
         ));
     }
-    let is_list = matches!(value.get_ref(), DeValue::Array(_) | DeValue::Table(_));
+    // A list-valued parameter sweeps only a list of lists.
+    let is_list = match (spec.kind, value.get_ref()) {
+        (crate::params::ParamKind::List { .. }, DeValue::Array(items)) => {
+            items.first().is_some_and(|item| matches!(item.get_ref(), DeValue::Array(_)))
+        }
+        (_, DeValue::Array(_) | DeValue::Table(_)) => true,
+        _ => false,
+    };
     let position = scenario.sweep.iter().position(|axis| std::ptr::eq(axis.spec, spec));
     if is_list || sweep_only {
         let values = axis_values(spec, &dotted, value, at)?;

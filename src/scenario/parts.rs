@@ -170,7 +170,8 @@ fn own_value(
     dotted: &str,
     at: Locator<'_>,
 ) -> Result<Value, InputError> {
-    if matches!(value.get_ref(), DeValue::Array(_) | DeValue::Table(_)) {
+    let list_kind = matches!(param.kind, crate::params::ParamKind::List { .. });
+    if matches!(value.get_ref(), DeValue::Table(_)) || (matches!(value.get_ref(), DeValue::Array(_)) && !list_kind) {
         return Err(at.error(
             value.span(),
             dotted,

@@ -77,6 +77,27 @@ pub(super) fn convert(
             DeValue::String(text) => Ok(Value::Text(text.as_ref().into())),
             _ => Err(wrong_type()),
         },
+        ParamKind::List { .. } => {
+            let items: Vec<String> = match raw {
+                DeValue::String(text) => text.split(',').map(|item| item.trim().to_owned()).collect(),
+                DeValue::Array(items) => items
+                    .iter()
+                    .map(|item| match item.get_ref() {
+                        DeValue::String(text) => Ok(text.trim().to_owned()),
+                        other => Err(at.error(
+                            item.span(),
+                            key,
+                            format!("expected {expected}, found {} in the list", type_name(other)),
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(wrong_type()),
+            };
+            if items.iter().any(String::is_empty) {
+                return Err(at.error(span, key, format!("an empty item; expected {expected}")));
+            }
+            Ok(Value::Text(items.join(", ").into()))
+        }
         ParamKind::Choice(names) => {
             let DeValue::String(text) = raw else {
                 return Err(wrong_type());

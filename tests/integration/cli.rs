@@ -339,3 +339,44 @@ fn list_points_prints_the_canonical_points_with_stable_ids_and_runs_nothing() {
     assert!(narrowed[1..].iter().all(|line| lines[1..].iter().any(|l| l[2] == line[2] && l[3..] == line[3..])));
     assert!(!dir.path().join("results").exists(), "nothing is run or written");
 }
+
+#[test]
+fn delays_prints_a_table_csv_or_raw_samples_and_is_deterministic() {
+    let run = |args: &[&str]| {
+        let assert = retrylab().arg("delays").args(args).assert().success();
+        String::from_utf8(assert.get_output().stdout.clone()).unwrap()
+    };
+    let csv = run(&["k8s-crashloop", "--retries", "4", "--csv"]);
+    assert_eq!(
+        csv,
+        "retry,mean_ms,p10_ms,p50_ms,p90_ms,min_ms,max_ms,at_mean_ms\n1,0,0,0,0,0,0,0\n\
+         2,10000,10000,10000,10000,10000,10000,10000\n3,20000,20000,20000,20000,20000,20000,30000\n\
+         4,40000,40000,40000,40000,40000,40000,70000\n"
+    );
+    let table = run(&["botocore-standard", "--samples", "1000"]);
+    assert!(table.contains("b = 50ms") && table.contains("--error throttling"), "{table}");
+    let raw = run(&["full-jitter", "--set", "base=10ms", "--retries", "2", "--samples", "50", "--seed", "3", "--raw"]);
+    assert_eq!(raw.lines().count(), 1 + 2 * 50);
+    assert_eq!(
+        raw,
+        run(&["full-jitter", "--set", "base=10ms", "--retries", "2", "--samples", "50", "--seed", "3", "--raw"])
+    );
+}
+
+#[test]
+fn delays_refuses_bad_arguments_with_exit_2_and_the_argument_named() {
+    for (args, expected) in [
+        (vec!["ful-jitter"], "STRATEGY: \"ful-jitter\" is neither a strategy nor a preset"),
+        (vec!["full-jitter", "--set", "clients=5"], "--set clients=5: clients: not a backoff key"),
+        (vec!["full-jitter", "--set", "cap=soon"], "--set cap=soon: client.cap: \"soon\" is not a duration"),
+        (vec!["full-jitter", "--set", "base=2s", "--set", "cap=1s"], "cap (1s) must be at least base (2s)"),
+        (vec!["full-jitter", "--set", "max_attempts=1"], "never retries (max_attempts = 1)"),
+        (vec!["full-jitter", "--retries", "0"], "--retries"),
+        (vec!["full-jitter", "--error", "slow"], "--error"),
+    ] {
+        let assert = retrylab().arg("delays").args(&args).assert().code(2);
+        let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

@@ -482,3 +482,31 @@ fn graph_token_ratio_must_be_positive() {
         &["graph.toml:19:15", "layer.api.token_ratio", "out of range"],
     );
 }
+
+#[test]
+fn server_retry_on_with_an_unknown_outcome_or_a_status_that_is_no_error() {
+    assert_bad_server_input(
+        "timeout = \"1s\"",
+        "timeout = \"1s\"\nretry_on = [\"503\", \"tiemout\"]",
+        &["server.toml:19:12", "client.retry_on", "unknown outcome \"tiemout\"", "timeout, reset, rejected"],
+    );
+    assert_bad_server_input(
+        "timeout = \"1s\"",
+        "timeout = \"1s\"\nretry_on = [\"503\", 5]",
+        &["server.toml:19:20", "client.retry_on", "found an integer in the list"],
+    );
+    assert_bad_server_input(
+        "timeout = \"1s\"",
+        "timeout = \"1s\"\nretry_on = \"200\"",
+        &["server.toml:19:12", "client.retry_on", "not an error status"],
+    );
+}
+
+#[test]
+fn graph_retry_on_with_an_unknown_outcome_in_a_layer_table() {
+    assert_bad_graph(
+        "workers = 4\n",
+        "workers = 4\nretry_on = [\"5xx\", \"later\"]\n",
+        &["graph.toml:32:12", "layer.db.retry_on", "unknown outcome \"later\""],
+    );
+}

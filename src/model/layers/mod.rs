@@ -16,6 +16,7 @@
 //! attempt is abandoned by its caller but not cancelled: the service below keeps working on it. A hedge race's
 //! loser, and the other branches of a fan-out once one branch has failed, are cancelled, down the graph.
 
+mod records;
 mod run;
 #[cfg(test)]
 mod tests;
@@ -28,7 +29,7 @@ use crate::params::{
     Choice, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, Section, Value, choices, concat, concat_groups,
 };
 use crate::policy::limiters::{Limiter, LimiterKind};
-use crate::policy::{Hedge, RetryAfterPolicy, RetryPolicy};
+use crate::policy::{Hedge, RETRY_ON_SYNTAX, RetryAfterPolicy, RetryOn, RetryPolicy};
 use crate::time::SimDuration;
 use crate::workload::RateSchedule;
 
@@ -64,6 +65,7 @@ pub(crate) const PER_LAYER_KEYS: &[&str] = &[
     "hedge_delay",
     "hedge_percentile",
     "hedge_max_extra",
+    "retry_on",
 ];
 
 const PER_LAYER_AND_KNOB_KEYS: [&str; PER_LAYER_KEYS.len() + LimiterKind::KNOB_KEYS.len()] =
@@ -206,6 +208,14 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
         "at most this many hedges per first try of the caller, 0 to 1 (unset: no cap)",
     ),
     client::multiplier(ParamDefault::Implied(Value::Real(2.0))),
+    ParamSpec::new(
+        Section::Client,
+        "retry_on",
+        ParamKind::List { syntax: RETRY_ON_SYNTAX },
+        ParamDefault::Unset,
+        "the failures a caller retries: 503 (an error), 429 or rejected (a full queue), timeout, reset (unset: the \
+         preset's list, else every failure)",
+    ),
     client::FLOOR,
     client::JITTER,
     client::JITTER_FRACTION,
@@ -313,6 +323,8 @@ pub(crate) struct CallerPolicy {
     pub budget: Option<f64>,
     /// The limiter every client of this caller starts with.
     pub limiter: Option<Limiter>,
+    /// The failures it retries: an error answer is a 503, a full queue's refusal a 429 or `rejected`.
+    pub retry_on: RetryOn,
 }
 
 /// One service of the graph.
@@ -493,6 +505,9 @@ fn graph(point: &Point) -> Result<Graph, ParamError> {
     Ok((names, calls, points))
 }
 
+/// What a caller retries unless told otherwise: every failure.
+const EVERY_FAILURE: &str = "4xx, 5xx, timeout, reset, rejected";
+
 /// One caller's policy from its point; `retries` and `hedges` say whether placement lets it retry or hedge. A
 /// preset's attempts apply unless the scenario wrote `max_attempts`; a preset that retries without end keeps the
 /// caller's `max_attempts` (a caller in a call graph always has a limit).
@@ -522,5 +537,6 @@ fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPol
         hedge_max_extra,
         budget,
         limiter,
+        retry_on: client::retry_on(point, preset, RetryOn::parse(EVERY_FAILURE).expect("a valid list"))?,
     })
 }

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use rand::RngExt;
 
+use super::records::{Call, CallerCounts, InFlight, Job, JobState, Kind, Status};
 use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
 use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
 use crate::time::{SimDuration, SimTime};
@@ -13,8 +14,8 @@ use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::{RunOutput, RunSettings};
-use crate::policy::limiters::{Admission, Failed, Limiter, Outcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, FailureKind, Hedge, RetryDecision};
+use crate::policy::limiters::{Admission, Failed, Limiter, Outcome, RetryLimiter};
+use crate::policy::{BackoffMemory, FailureKind, Hedge, Response, RetryDecision};
 
 /// "No index" in the slabs' links.
 const NONE: u32 = u32::MAX;
@@ -56,96 +57,6 @@ pub(super) enum LayerEvent {
     RetryDue { call: u32, tag: u32 },
     /// Time to hedge attempt `tag` of `call` if it is still unanswered.
     HedgeDue { call: u32, tag: u32 },
-}
-
-/// What a service answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Status {
-    Ok,
-    Failed,
-    /// Refused unworked because its queue was full: the overload signal limiters such as AWS adaptive mode and
-    /// Google's adaptive throttling react to.
-    Throttled,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
-    First,
-    Retry,
-    Hedge,
-}
-
-/// An attempt in flight: its tag, the job handling it and when it was sent.
-#[derive(Clone, Copy, Debug)]
-struct InFlight {
-    tag: u32,
-    job: u32,
-    sent: SimTime,
-    /// The limiter's permit this copy was sent with (a retry's; never a hedge's).
-    permit: Option<Permit>,
-    /// For traces: a hedged copy, and the backoff slept before it.
-    hedge: bool,
-    slept: SimDuration,
-}
-
-/// One caller's call to one service, across its attempts.
-#[derive(Clone, Copy, Debug)]
-struct Call {
-    /// The job this call serves (its caller's attempt), `NONE` for a user request.
-    parent: u32,
-    /// The next call of the same parent job (the parent's children form a list).
-    next_sibling: u32,
-    /// 0 for the user's client, else 1 + the calling service's index.
-    caller: u8,
-    service: u8,
-    done: bool,
-    failed_attempts: u32,
-    memory: BackoffMemory,
-    started: SimTime,
-    /// Which limiter the caller uses (see [`LayersRun::limiters`]).
-    limiter: u32,
-    /// A retry's permit from the limiter, until the retry is sent (then its copy carries it).
-    permit: Option<Permit>,
-    /// The pending backoff timer's tag.
-    timer: u32,
-    /// The user request this call is part of (for traces), and the backoff it is sleeping.
-    request: u32,
-    /// When that user request was sent, relative to the trigger.
-    phase: Phase,
-    slept: SimDuration,
-    in_flight: [Option<InFlight>; 2],
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum JobState {
-    /// On the wire.
-    Pending,
-    /// In the service's queue.
-    Queued,
-    Working,
-    /// Waiting for the calls it made to the services below.
-    Waiting,
-}
-
-/// One attempt as the service handling it sees it.
-#[derive(Clone, Copy, Debug)]
-struct Job {
-    call: u32,
-    tag: u32,
-    service: u8,
-    state: JobState,
-    cancelled: bool,
-    /// Calls made and not yet finished.
-    pending: u32,
-    first_child: u32,
-}
-
-/// Counts per caller (index 0: the user's client; 1 + i: service i).
-#[derive(Clone, Copy, Debug, Default)]
-struct CallerCounts {
-    first_tries: u64,
-    retries: u64,
-    hedges: u64,
 }
 
 struct LayersRun<'a> {
@@ -351,7 +262,7 @@ impl<'a> LayersRun<'a> {
                 Admission::Send => {}
                 Admission::Reject => {
                     self.rejected_locally += 1;
-                    return self.after_failure(call, false, scheduler);
+                    return self.after_failure(call, false, true, scheduler);
                 }
                 Admission::Wait(delay) => {
                     let tag = self.tag();
@@ -626,7 +537,12 @@ impl<'a> LayersRun<'a> {
         if status == Status::Ok {
             return self.finish_call(call, true, scheduler);
         }
-        self.after_failure(call, false, scheduler);
+        let retry_on = &self.policy(snapshot.caller).retry_on;
+        let retried = match status {
+            Status::Throttled => retry_on.rejected || retry_on.retries(Response { status: 429, transient_body: true }),
+            Status::Ok | Status::Failed => retry_on.retries(Response { status: 503, transient_body: true }),
+        };
+        self.after_failure(call, false, retried, scheduler);
     }
 
     /// Times out every attempt of `caller` whose deadline has come, then re-arms the timer for the next one.
@@ -654,12 +570,13 @@ impl<'a> LayersRun<'a> {
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
             limiter.record(scheduler.now(), Outcome::timeout(attempt.permit));
         }
-        self.after_failure(call, true, scheduler);
+        let retried = self.policy(snapshot.caller).retry_on.timeout;
+        self.after_failure(call, true, retried, scheduler);
     }
 
     /// An attempt of `call` failed (or timed out, or was refused locally): wait for a hedge still in flight,
-    /// else retry or give up.
-    fn after_failure(&mut self, call: u32, after_timeout: bool, scheduler: &mut Scheduler<LayerEvent>) {
+    /// else retry (if `retried`: the caller retries this failure) or give up.
+    fn after_failure(&mut self, call: u32, after_timeout: bool, retried: bool, scheduler: &mut Scheduler<LayerEvent>) {
         let now = scheduler.now();
         if self.calls[call as usize].in_flight.iter().any(Option::is_some) {
             return;
@@ -669,7 +586,7 @@ impl<'a> LayersRun<'a> {
         let snapshot = *state;
         let caller = snapshot.caller as usize;
         let policy = self.policy(snapshot.caller);
-        if snapshot.failed_attempts >= policy.attempts {
+        if !retried || snapshot.failed_attempts >= policy.attempts {
             return self.finish_call(call, false, scheduler);
         }
         let first_tries = self.callers[caller].first_tries as f64;

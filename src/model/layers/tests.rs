@@ -498,3 +498,39 @@ fn a_run_without_a_fault_window_has_no_windowed_metrics() {
         assert!(m[index].is_nan(), "{}", metric::SPECS[index].name);
     }
 }
+
+#[test]
+fn retry_on_decides_which_failures_a_caller_retries_model_wide_and_per_layer() {
+    // A hard-down bottom answers errors (503): left out of the list, nobody retries, so the bottom sees 1 call.
+    let base = [("layers", Value::Count(3)), ("max_attempts", Value::Count(3)), ("requests", Value::Count(50))];
+    let with = |retry_on: &str| {
+        let mut changes = base.to_vec();
+        changes.push(("retry_on", Value::Text(retry_on.into())));
+        metrics(&changes, 3)[metric::BOTTOM_CALLS_PER_REQUEST]
+    };
+    assert_eq!(metrics(&base, 3)[metric::BOTTOM_CALLS_PER_REQUEST], 27.0, "every failure by default");
+    assert_eq!(with("timeout, 429"), 1.0);
+    assert_eq!(with("503"), 27.0);
+    // Per layer, as a TOML array: only the caller of the bottom (mid) retries its errors.
+    let runs = runs_of(
+        r#"
+schema_version = 1
+[model]
+kind = "layers"
+[client]
+max_attempts = 3
+retry_on = ["timeout"]
+[workload]
+requests = 50
+[layer.top]
+calls = "mid"
+[layer.mid]
+calls = "bottom"
+retry_on = ["503", "timeout"]
+[layer.bottom]
+"#,
+        1,
+    );
+    assert_eq!(runs[0][metric::BOTTOM_CALLS_PER_REQUEST], 3.0);
+    assert_eq!(runs[0][metric::AMPLIFICATION_L1 + 1], 1.0, "top does not retry mid's errors");
+}

@@ -6,7 +6,7 @@ use crate::model::distributions::TimeDistribution;
 use crate::model::faults::{FaultKind, FaultWindow, Faults};
 use crate::params::{ParamError, Point, Switch, Value};
 use crate::policy::limiters::{Limiter, RetryBudget};
-use crate::policy::{Classifier, RetryPolicy};
+use crate::policy::{Classifier, RetryOn, RetryPolicy};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, Workload};
 
@@ -29,7 +29,8 @@ pub(crate) struct ServerConfig {
     pub retry: RetryPolicy,
     pub timeout: Option<SimDuration>,
     pub on_timeout: OnTimeout,
-    pub classifier: Classifier,
+    /// The outcomes the clients retry.
+    pub retry_on: RetryOn,
     pub idempotency_keys: bool,
     /// Probabilities of 502, disguised 400 and 422 after service, in that order.
     pub error_probabilities: [f64; 3],
@@ -143,7 +144,7 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
         retry,
         timeout,
         on_timeout: point.choice_of("on_timeout")?,
-        classifier: point.choice_of("classifier")?,
+        retry_on: client::retry_on(point, preset, RetryOn::of_classifier(point.choice_of::<Classifier>("classifier")?))?,
         idempotency_keys: point.choice_of::<Switch>("idempotency_keys")? == Switch::On,
         error_probabilities,
         rate_limit,

@@ -5,7 +5,7 @@ use crate::model::client;
 use crate::model::distributions;
 use crate::model::faults::FAULT_SYNTAX;
 use crate::params::{Choice, ParamDefault, ParamKind, ParamSpec, Section, Switch, Value, choices};
-use crate::policy::{Classifier, RetryAfterPolicy};
+use crate::policy::{Classifier, RETRY_ON_SYNTAX, RetryAfterPolicy};
 
 choices! {
     /// What the server does during the outage of `outage_start` and `outage_duration` (a `faults` kind).
@@ -167,10 +167,19 @@ pub(super) const CLIENT: &[ParamSpec] = &[
     ),
     ParamSpec::new(
         Section::Client,
+        "retry_on",
+        ParamKind::List { syntax: RETRY_ON_SYNTAX },
+        ParamDefault::Unset,
+        "the outcomes retried, as clients list them, e.g. [\"429\", \"503\", \"timeout\"] (unset: the preset's list, \
+         else the classifier's)",
+    ),
+    ParamSpec::new(
+        Section::Client,
         "retry_after",
         ParamKind::Choice(RetryAfterPolicy::NAMES),
         ParamDefault::Value(Value::Choice("honour")),
-        "Retry-After hints: honour (replaces the backoff), ignore, or honour-capped (at most the cap)",
+        "Retry-After hints: honour (replaces the backoff), ignore, honour-capped (at most the cap), or aws-bounded \
+         (the longer of the two, at most 5 s beyond the backoff) (unset with a preset: the preset's)",
     ),
     client::limiter(client::ANY_LIMITER),
     client::budget(0.1),

@@ -14,7 +14,7 @@ use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, FailureKind, Response, RetryDecision, TokenBucket};
+use crate::policy::{BackoffMemory, FailureKind, GiveUpReason, Response, RetryDecision, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
 
@@ -402,6 +402,11 @@ impl<'a> ServerRun<'a> {
         outcome
     }
 
+    /// Whether the clients retry a failed answer: a full queue's 503 is `rejected` as well as a 503.
+    fn retried(&self, outcome: Outcome) -> bool {
+        (outcome == Outcome::Overloaded && self.config.retry_on.rejected) || self.config.retry_on.retries(outcome.response())
+    }
+
     /// The attempt in flight of `slot` failed with a retryable `outcome`: report it, then retry or give up.
     fn attempt_failed(
         &mut self,
@@ -429,14 +434,17 @@ impl<'a> ServerRun<'a> {
         let now = scheduler.now();
         let request = &mut self.requests[slot as usize];
         let elapsed = now - request.sent_at;
-        let mut decision =
-            self.config.retry.after_failure(request.failed_attempts, elapsed, failure, &mut request.memory, &mut self.rng);
+        let mut decision = if timed_out && !self.config.retry_on.timeout {
+            RetryDecision::GiveUp(GiveUpReason::NotRetried)
+        } else {
+            self.config.retry.after_failure(request.failed_attempts, elapsed, failure, &mut request.memory, &mut self.rng)
+        };
         if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, &mut self.retry_limiter) {
             match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
                 Some(permit) => self.requests[slot as usize].permit = Some(permit),
                 None => {
                     self.counts.refused += 1;
-                    decision = RetryDecision::GiveUp(crate::policy::GiveUpReason::AttemptsExhausted);
+                    decision = RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
                 }
             }
         }
@@ -699,7 +707,7 @@ impl Model for ServerRun<'_> {
                 if outcome == Outcome::Success {
                     self.record_outcome(slot, CallOutcome::success, now);
                     self.succeed(slot, scheduler);
-                } else if self.config.classifier.is_retryable(outcome.response()) {
+                } else if self.retried(outcome) {
                     let hint = (retry_after_us > 0).then(|| SimDuration::from_micros(u64::from(retry_after_us)));
                     let (kind, failure) = if outcome == Outcome::Throttled {
                         (FailureKind::Throttling, CallOutcome::throttled as fn(_) -> _)

@@ -688,3 +688,46 @@ fn windowed_metrics_look_at_the_requests_sent_during_and_after_the_outage() {
     let calm = run_metrics(&config(&[("kind", Value::Choice("open")), ("duration", ms(2_000))]), 9);
     assert!(calm[metric::SUCCESS_RATE_DURING].is_nan() && calm[metric::AMPLIFICATION_AFTER].is_nan());
 }
+
+#[test]
+fn retry_on_lists_what_is_retried_and_an_unlisted_failure_ends_the_request() {
+    let case = |retry_on: &str, changes: &[(&str, Value)]| {
+        let mut all = vec![("clients", Value::Count(40)), ("max_attempts", Value::Count(3))];
+        all.extend_from_slice(changes);
+        all.push(("retry_on", Value::Text(retry_on.into())));
+        run_metrics(&config(&all), 12)
+    };
+    let errors = [("error_probability", Value::Real(1.0))];
+    // A 502 left out of the list ends each request at its first answer, as a permanent failure.
+    let unlisted = case("503, timeout", &errors);
+    assert_eq!((unlisted[metric::CALLS], unlisted[metric::FAILED_PERMANENTLY]), (40.0, 40.0));
+    let listed = case("502", &errors);
+    assert_eq!((listed[metric::CALLS], listed[metric::GAVE_UP]), (120.0, 40.0), "retried up to max_attempts");
+    // The disguised 400 is retried when listed as `disguised` (or as 400), as body-aware does.
+    let disguised = [("disguised_probability", Value::Real(1.0))];
+    assert_eq!(case("disguised", &disguised)[metric::CALLS], 120.0);
+    assert_eq!(case("502, 503", &disguised)[metric::CALLS], 40.0);
+    // A timeout left out of the list gives up at once: counted in gave_up, not retried.
+    let black_hole = [
+        ("timeout", ms(100)),
+        ("outage_start", ms(0)),
+        ("outage_duration", ms(10_000)),
+        ("outage_kind", Value::Choice("black-hole")),
+    ];
+    let no_timeouts = case("503", &black_hole);
+    assert_eq!((no_timeouts[metric::CALLS], no_timeouts[metric::GAVE_UP]), (40.0, 40.0));
+    assert_eq!(case("timeout", &black_hole)[metric::CALLS], 120.0);
+}
+
+#[test]
+fn retry_on_refuses_unknown_outcomes_and_a_classifier_beside_it() {
+    let point = |changes: &[(&str, Value)]| Server::configure(&ModelKind::Server.point_with(changes));
+    let bad = point(&[("retry_on", Value::Text("503, tiemout".into()))]).unwrap_err();
+    assert_eq!(bad.key, "retry_on");
+    assert!(bad.message.contains("unknown outcome \"tiemout\""), "{}", bad.message);
+    let both = point(&[("retry_on", Value::Text("503".into())), ("classifier", Value::Choice("body-aware"))]);
+    assert!(both.unwrap_err().message.contains("either `classifier` or `retry_on`"));
+    // A preset brings its library's list: urllib3 retries 413, 429 and 503, not 502.
+    let urllib3 = Server::configure(&ModelKind::Server.point_with(&[("strategy", Value::Choice("urllib3"))])).unwrap();
+    assert_eq!(urllib3.retry_on, crate::policy::RetryOn::parse("413, 429, 503, timeout, reset").unwrap());
+}

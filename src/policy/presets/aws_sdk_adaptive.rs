@@ -13,6 +13,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::AwsAdaptive),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "AWS SDKs and Tools reference guide, \"Retry behavior\" (adaptive mode); botocore retries/adaptive.py",
 };

@@ -15,6 +15,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::AwsQuota),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "AWS SDKs and Tools reference guide, \"Retry behavior\" (standard mode)",
 };

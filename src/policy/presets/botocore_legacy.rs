@@ -13,6 +13,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Ignore,
+    retry_on: Some("429, 500, 502, 503, 504, 509, timeout, reset"),
     deadline: None,
     source: "botocore 1.44.8 botocore/retryhandler.py (delay_exponential), botocore/data/_retry.json (__default__)",
 };

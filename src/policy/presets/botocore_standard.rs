@@ -16,6 +16,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::AwsQuota2026),
     throttling_base: Some(SimDuration::from_secs(1)),
     retry_after: RetryAfterPolicy::AwsBounded,
+    retry_on: Some("429, 500, 502, 503, 504, timeout, reset"),
     deadline: None,
     source: "botocore 1.44.8 botocore/retries/standard.py (ExponentialBackoff, RetryQuotaChecker), quota.py",
 };

@@ -16,6 +16,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Ignore,
+    retry_on: None,
     deadline: None,
     source: "k8s.io/client-go util/retry/util.go (DefaultRetry); k8s.io/apimachinery pkg/util/wait/backoff.go",
 };

@@ -14,6 +14,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Ignore,
+    retry_on: None,
     deadline: None,
     source: "k8s.io/client-go util/workqueue/default_rate_limiters.go (ItemExponentialFailureRateLimiter 5 ms, 1000 s)",
 };

@@ -15,6 +15,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::Envoy),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "Envoy source/common/common/backoff_strategy.cc, router filter docs (x-envoy-max-retries), cluster retry budgets",
 };

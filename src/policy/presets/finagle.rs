@@ -15,6 +15,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::Finagle),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "Finagle finagle-core Retries.scala (Budget.default, MaxRequeuesPerReq 0.2), RequeueFilter.scala",
 };

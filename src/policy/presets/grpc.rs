@@ -14,6 +14,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::Grpc),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "gRFC A6 client retries (example retryPolicy; jitter ±20% per grpc/proposal#452, 2024)",
 };

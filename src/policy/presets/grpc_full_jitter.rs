@@ -15,6 +15,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::Grpc),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "gRFC A6 client retries as published 2017-2024 (full jitter)",
 };

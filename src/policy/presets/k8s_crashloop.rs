@@ -16,6 +16,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "Kubernetes pkg/kubelet/kubelet.go (newCrashLoopBackOff, 10 s to 300 s), client-go util/flowcontrol/backoff.go",
 };

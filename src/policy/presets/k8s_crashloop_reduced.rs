@@ -12,6 +12,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "Kubernetes KEP-4603 (tune CrashLoopBackOff); pkg/kubelet/kubelet.go reducedInitial/MaxCrashLoopBackOff",
 };

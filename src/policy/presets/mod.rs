@@ -1,11 +1,12 @@
-//! Named presets: complete client policies as real systems ship them. A preset fixes the backoff strategy with
-//! its base, cap and multiplier, the attempts allowed, and the retry limiter it ships with (a [`LimiterKind`], if
-//! any), and says where the values come from.
+//! Named presets: complete client policies as real libraries ship them, each named after its library and version.
+//! A preset gives the backoff strategy with its parameters, the attempts allowed, the retry limiter it ships with
+//! (a [`LimiterKind`], if any), its Retry-After handling, its own deadline and the outcomes it retries, and says
+//! where the values come from.
 //!
-//! Models accept a preset name wherever they accept a strategy name (`strategy = "grpc"`): the preset's backoff
-//! and attempts replace the `[client]` values, and its limiter applies when the model's own `limiter` is
-//! `"none"` (an explicit limiter wins; the limiter's knobs tune it either way); a model that cannot run the
-//! limiter refuses the preset. Attempt numbering is the crate's: `n` = attempts failed so far, the first
+//! Models accept a preset name wherever they accept a strategy name (`strategy = "grpc"`): the preset fills the
+//! backoff keys the scenario leaves unwritten (a written key wins, as a configuration overrides a library's
+//! defaults), and its limiter applies when the model's own `limiter` is `"none"` (an explicit limiter wins; the
+//! limiter's knobs tune it either way); a model that cannot run the limiter refuses the preset. Attempt numbering is the crate's: `n` = attempts failed so far, the first
 //! retry has `n = 1`.
 //!
 //! A preset is one file holding a `pub(super) const PRESET: Preset`, plus its `mod` line and its entry in [`ALL`]
@@ -52,6 +53,9 @@ pub struct Preset {
     pub retry_after: RetryAfterPolicy,
     /// The library's own time limit for a whole call, if it has one (the client's `deadline`, when written, wins).
     pub deadline: Option<SimDuration>,
+    /// The outcomes the library retries by default, in `retry_on` syntax; `None` where the library has no list of
+    /// its own (the model's `classifier` decides).
+    pub retry_on: Option<&'static str>,
     /// One line: where the values come from.
     pub source: &'static str,
 }

@@ -15,6 +15,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::Systemd),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "systemd src/core/service.c (service_restart_usec_next); systemd.service(5) RestartSec, RestartSteps, \
              RestartMaxDelaySec; systemd.unit(5) StartLimitIntervalSec, StartLimitBurst",

@@ -13,6 +13,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: None,
     deadline: None,
     source: "RFC 6298 (initial RTO 1 s, back off ×2, max ≥ 60 s); Linux tcp_retries2 = 15",
 };

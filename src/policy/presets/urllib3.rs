@@ -14,6 +14,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    retry_on: Some("413, 429, 503, timeout, reset"),
     deadline: None,
     source: "urllib3 2.8.0 src/urllib3/util/retry.py (Retry.DEFAULT, get_backoff_time, DEFAULT_BACKOFF_MAX)",
 };
