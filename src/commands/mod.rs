@@ -267,10 +267,17 @@ pub fn list_points(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) ->
     for (scenario, points) in &prepared {
         let mut header = vec!["scenario".to_owned(), "index".to_owned(), "id".to_owned()];
         header.extend(scenario.sweep.iter().map(|axis| axis.name.to_owned()));
+        let with_policy = points.iter().any(|point| point.policy.is_some());
+        if with_policy {
+            header.push("policy".to_owned());
+        }
         let _ = writeln!(stdout, "{}", header.join("\t"));
         for point in points {
             let mut line = vec![scenario.name.clone(), point.index.to_string(), point.id()];
             line.extend(point.swept.iter().map(|value| value.to_string()));
+            if with_policy {
+                line.push(point.policy.clone().unwrap_or_default());
+            }
             let _ = writeln!(stdout, "{}", line.join("\t"));
         }
     }

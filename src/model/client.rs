@@ -36,6 +36,8 @@ impl StrategyChoice {
 pub(crate) enum LimiterChoice {
     /// No limiter of the client's own (a preset's, if `strategy` is one).
     None,
+    /// No limiter at all, not even a preset's.
+    Off,
     /// The model's own ratio budget: retries ≤ `budget` × first tries (each model says over which window).
     Budget,
     Shipped(LimiterKind),
@@ -45,6 +47,7 @@ impl LimiterChoice {
     pub(crate) fn from_name(name: &str) -> Option<LimiterChoice> {
         match name {
             "none" => Some(LimiterChoice::None),
+            "off" => Some(LimiterChoice::Off),
             "budget" => Some(LimiterChoice::Budget),
             other => LimiterKind::from_name(other).map(LimiterChoice::Shipped),
         }
@@ -111,12 +114,13 @@ impl Hosts {
         names
     }
 
-    /// `none`, `budget`, then the shipped limiters this host runs.
+    /// `none`, `off`, `budget`, then the shipped limiters this host runs.
     const fn limiter_names<const N: usize>(self) -> [&'static str; N] {
         let mut names = [""; N];
         names[0] = "none";
-        names[1] = "budget";
-        let mut n = 2;
+        names[1] = "off";
+        names[2] = "budget";
+        let mut n = 3;
         let mut i = 0;
         while i < LimiterKind::ALL.len() {
             if self.runs(Some(LimiterKind::ALL[i])) {
@@ -140,10 +144,10 @@ pub(crate) const POLICIES_FOR_SHARED_CALLERS: &[&str] =
 pub(crate) const POLICIES_WITHOUT_LIMITER: &[&str] =
     &Hosts::NoLimiter.strategy_names::<{ Strategy::NAMES.len() + Hosts::NoLimiter.preset_count() }>();
 /// `limiter` in a model that simulates every limiter.
-pub(crate) const ANY_LIMITER: &[&str] = &Hosts::AnyLimiter.limiter_names::<{ 2 + Hosts::AnyLimiter.limiter_count() }>();
+pub(crate) const ANY_LIMITER: &[&str] = &Hosts::AnyLimiter.limiter_names::<{ 3 + Hosts::AnyLimiter.limiter_count() }>();
 /// `limiter` where callers handle many calls at once.
 pub(crate) const LIMITERS_FOR_SHARED_CALLERS: &[&str] =
-    &Hosts::SharedCallers.limiter_names::<{ 2 + Hosts::SharedCallers.limiter_count() }>();
+    &Hosts::SharedCallers.limiter_names::<{ 3 + Hosts::SharedCallers.limiter_count() }>();
 
 /// Why a model refuses a preset or limiter that exists (for the message that lists what it accepts).
 pub(crate) fn refusal_hint(key: &str, name: &str) -> Option<String> {
@@ -289,8 +293,8 @@ pub(crate) const fn limiter(choices: &'static [&'static str]) -> ParamSpec {
         "limiter",
         ParamKind::Choice(choices),
         ParamDefault::Value(Value::Choice("none")),
-        "retry limiter: none (a preset's own, when `strategy` is one), budget (retries ≤ budget × first tries), or a \
-         limiter as shipped, tuned by its knobs (see `retrylab strategies`)",
+        "retry limiter: none (a preset's own, when `strategy` is one), off (none at all, not even a preset's), budget \
+         (retries ≤ budget × first tries), or a limiter as shipped, tuned by its knobs (see `retrylab strategies`)",
     )
 }
 
@@ -439,6 +443,50 @@ pub(crate) fn retry_on(point: &Point, preset: Option<&Preset>, otherwise: RetryO
     }
 }
 
+/// Whether the limiter that runs is the preset's: `limiter = "none"` with a preset that brings one.
+pub(crate) fn runs_the_presets_limiter(point: &Point) -> bool {
+    let preset_limiter =
+        point.choice("strategy").ok().and_then(Preset::lookup).is_some_and(|preset| preset.limiter.is_some());
+    preset_limiter && point.choice("limiter").is_ok_and(|name| name == "none")
+}
+
+/// The client policy a point runs, after the preset is resolved, in one line: `policy` (the backoff with its
+/// parameters and attempts, as the model configured it), the limiter with its knobs (and whose it is), and what
+/// is retried (`retry_on`, when the model has a list).
+pub(crate) fn describe_policy(
+    point: &Point,
+    policy: &RetryPolicy,
+    retry_on: Option<&RetryOn>,
+) -> Result<String, ParamError> {
+    let (_, preset) = retry_policy(point)?;
+    let mut text = policy.to_string();
+    let limiter = match LimiterChoice::from_name(point.choice("limiter")?) {
+        Some(LimiterChoice::Budget) => format!("budget {}", point.real("budget")?),
+        Some(LimiterChoice::Shipped(kind)) => describe_limiter(point, kind)?,
+        Some(LimiterChoice::None) => match preset.and_then(|preset| preset.limiter) {
+            Some(kind) => format!("{} (the preset's)", describe_limiter(point, kind)?),
+            None => "none".to_owned(),
+        },
+        Some(LimiterChoice::Off) | None => "none".to_owned(),
+    };
+    text.push_str(&format!(", limiter {limiter}"));
+    if let Some(retry_on) = retry_on {
+        text.push_str(&format!(", retry_on {retry_on}"));
+    }
+    Ok(text)
+}
+
+/// A shipped limiter's name with its knobs' values: `grpc (max_tokens 10, token_ratio 0.1)`.
+fn describe_limiter(point: &Point, kind: LimiterKind) -> Result<String, ParamError> {
+    let knobs: Vec<String> = kind
+        .knobs()
+        .iter()
+        .map(|knob| Ok(point.get(knob.key)?.map(|value| format!("{} {value}", knob.key))))
+        .filter_map(Result::transpose)
+        .collect::<Result<_, ParamError>>()?;
+    Ok(if knobs.is_empty() { kind.name().to_owned() } else { format!("{} ({})", kind.name(), knobs.join(", ")) })
+}
+
 /// The limiter a client runs, from `limiter`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum LimiterSetting {
@@ -455,7 +503,7 @@ pub(crate) fn limiter_setting(point: &Point, preset: Option<&Preset>) -> Result<
     let choice = LimiterChoice::from_name(name)
         .ok_or_else(|| ParamError::new("limiter", format!("internal error: unknown limiter \"{name}\"")))?;
     let shipped = match (choice, preset.and_then(|preset| preset.limiter)) {
-        (LimiterChoice::None, None) => return Ok(LimiterSetting::None),
+        (LimiterChoice::None, None) | (LimiterChoice::Off, _) => return Ok(LimiterSetting::None),
         (LimiterChoice::Budget, _) => return Ok(LimiterSetting::Budget(point.real("budget")?)),
         (LimiterChoice::None, Some(kind)) | (LimiterChoice::Shipped(kind), _) => kind,
     };
@@ -510,6 +558,29 @@ mod tests {
     }
 
     #[test]
+    fn limiter_off_turns_a_presets_limiter_off_and_the_description_says_whose_limiter_runs() {
+        let point = |limiter: &'static str| {
+            server_point(&[("strategy", Value::Choice("botocore-standard")), ("limiter", Value::Choice(limiter))])
+        };
+        let preset = Preset::lookup("botocore-standard");
+        assert_eq!(limiter_setting(&point("off"), preset).unwrap(), LimiterSetting::None);
+        assert_ne!(limiter_setting(&point("none"), preset).unwrap(), LimiterSetting::None);
+        assert!(runs_the_presets_limiter(&point("none")) && !runs_the_presets_limiter(&point("off")));
+        let (policy, _) = retry_policy(&point("none")).unwrap();
+        let text = describe_policy(&point("none"), &policy, None).unwrap();
+        assert_eq!(
+            text,
+            "full-jitter-from-base b=50ms (1s after throttling) c=20s m=2, 3 attempts, Retry-After aws-bounded, \
+             limiter aws-quota-2026 (the preset's)"
+        );
+        let grpc = server_point(&[("limiter", Value::Choice("grpc")), ("max_tokens", Value::Real(20.0))]);
+        let (policy, _) = retry_policy(&grpc).unwrap();
+        assert!(
+            describe_policy(&grpc, &policy, None).unwrap().ends_with("limiter grpc (max_tokens 20, token_ratio 0.1)")
+        );
+    }
+
+    #[test]
     fn a_plain_strategy_keeps_the_client_values_and_brings_no_limiter() {
         let point = server_point(&[("strategy", Value::Choice("exponential"))]);
         let (policy, preset) = retry_policy(&point).unwrap();
@@ -539,7 +610,7 @@ mod tests {
         assert_eq!(ANY_POLICY.len(), Strategy::NAMES.len() + presets::ALL.len());
         assert!(POLICIES_FOR_SHARED_CALLERS.contains(&"grpc") && !POLICIES_FOR_SHARED_CALLERS.contains(&"systemd"));
         assert!(POLICIES_WITHOUT_LIMITER.contains(&"k8s-crashloop") && !POLICIES_WITHOUT_LIMITER.contains(&"grpc"));
-        assert_eq!(ANY_LIMITER.len(), 2 + LimiterKind::ALL.len());
+        assert_eq!(ANY_LIMITER.len(), 3 + LimiterKind::ALL.len());
         assert!(!LIMITERS_FOR_SHARED_CALLERS.contains(&"systemd") && LIMITERS_FOR_SHARED_CALLERS.contains(&"envoy"));
         for name in ANY_POLICY {
             assert!(StrategyChoice::from_name(name).is_some(), "{name}");

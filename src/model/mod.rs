@@ -156,6 +156,12 @@ pub(crate) trait SimModel {
     fn trace_owner(_config: &Self::Config) -> &'static str {
         "request"
     }
+
+    /// The client policy a point runs, presets resolved, in one line for people (`--list-points`, the
+    /// manifest, `show`); `None` for models whose clients have no retry policy to speak of.
+    fn describe_policy(_point: &Point) -> Result<Option<String>, ParamError> {
+        Ok(None)
+    }
 }
 
 /// Declares a model's output columns once. `metrics! { CALLS = "calls" (Count): "help", … }` (a unit of
@@ -257,6 +263,10 @@ macro_rules! register_models {
             }
             pub fn part_table(self) -> Option<&'static PartTable> {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::PARTS),+ }
+            }
+            /// The client policy `point` runs, in one line (see [`SimModel::describe_policy`]).
+            pub fn describe_policy(self, point: &Point) -> Result<Option<String>, ParamError> {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::describe_policy(point)),+ }
             }
             pub fn configure(self, point: &Point) -> Result<ModelConfig, ParamError> {
                 match self {

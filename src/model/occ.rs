@@ -112,6 +112,11 @@ impl SimModel for Occ {
         "client"
     }
 
+    /// The OCC model has no limiter and retries every conflict: its policy is the backoff alone.
+    fn describe_policy(point: &Point) -> Result<Option<String>, ParamError> {
+        Ok(Some(client::retry_policy(point)?.0.to_string()))
+    }
+
     fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {
         if run_settings.trace { simulate_with::<true>(config, run_settings) } else { simulate_with::<false>(config, run_settings) }
     }

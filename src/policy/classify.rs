@@ -115,6 +115,32 @@ impl RetryOn {
     }
 }
 
+impl std::fmt::Display for RetryOn {
+    /// The list as `retry_on` reads it, a whole class written `4xx` or `5xx`: `429, 5xx, timeout, reset`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut items: Vec<String> = Vec::new();
+        for class in [400_u16, 500] {
+            let listed: Vec<u16> = self.statuses.iter().copied().filter(|s| (class..class + 100).contains(s)).collect();
+            if listed.len() == 100 {
+                items.push(format!("{}xx", class / 100));
+            } else {
+                items.extend(listed.iter().map(u16::to_string));
+            }
+        }
+        for (on, name) in [
+            (self.timeout, "timeout"),
+            (self.reset, "reset"),
+            (self.rejected, "rejected"),
+            (self.disguised, "disguised"),
+        ] {
+            if on {
+                items.push(name.to_owned());
+            }
+        }
+        f.write_str(&items.join(", "))
+    }
+}
+
 choices! {
     /// What a client does with a server's Retry-After hint.
     pub enum RetryAfterPolicy {
@@ -187,6 +213,11 @@ mod tests {
                 }
             }
         }
+        assert_eq!(RetryOn::parse("timeout, 5xx, 429").unwrap().to_string(), "429, 5xx, timeout");
+        assert_eq!(
+            RetryOn::of_classifier(Classifier::BodyAware).to_string(),
+            "429, 502, 503, 504, timeout, reset, rejected, disguised"
+        );
         assert!(RetryOn::parse("503, tiemout").unwrap_err().contains("unknown outcome \"tiemout\""));
         assert!(RetryOn::parse("200").unwrap_err().contains("not an error status"));
     }

@@ -75,6 +75,39 @@ impl RetryPolicy {
     }
 }
 
+impl std::fmt::Display for RetryPolicy {
+    /// `full-jitter-from-base b=50ms (1s after throttling) c=20s m=2, 3 attempts, Retry-After aws-bounded`, with
+    /// f, j, q, k, and the deadline only where they are set.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let b = &self.backoff;
+        write!(f, "{} b={}", self.strategy, b.base)?;
+        if let Some(base) = self.throttling_base {
+            write!(f, " ({base} after throttling)")?;
+        }
+        write!(f, " c={} m={}", b.cap, b.multiplier)?;
+        if !b.floor.is_zero() {
+            write!(f, " f={}", b.floor)?;
+        }
+        if !b.jitter.is_zero() {
+            write!(f, " j={}", b.jitter)?;
+        }
+        if b.jitter_fraction > 0.0 {
+            write!(f, " q={}", b.jitter_fraction)?;
+        }
+        if b.steps > 0 {
+            write!(f, " k={}", b.steps)?;
+        }
+        match self.max_attempts {
+            Some(n) => write!(f, ", {n} attempts")?,
+            None => f.write_str(", unlimited attempts")?,
+        }
+        if let Some(deadline) = self.deadline {
+            write!(f, ", deadline {deadline}")?;
+        }
+        write!(f, ", Retry-After {}", self.retry_after)
+    }
+}
+
 impl RetryPolicy {
     /// The backoff before retry `n` after a failure of `kind`, before any Retry-After hint and limit: the
     /// formula with the throttling base in place of the base after throttling, where the policy has one.

@@ -35,6 +35,9 @@ pub struct Manifest {
     /// The number of shards merged into these results; left out for a run on one machine.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub merged_shards: Option<u32>,
+    /// Per point, the client policy it ran, presets resolved; left out for models without one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub policies: Vec<String>,
     /// Per point, the time spans in ms the over-time charts shade (fault and trigger windows); left out when no
     /// point has any.
     #[serde(skip_serializing_if = "no_spans")]
@@ -93,6 +96,7 @@ impl Manifest {
             command_line: std::env::args().collect(),
             merged_shards: info.shards,
             shaded_ms: aggregate.highlights.clone(),
+            policies: points.iter().filter_map(|point| point.policy.clone()).collect(),
         }
     }
 

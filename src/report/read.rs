@@ -37,6 +37,9 @@ pub struct ManifestRecord {
     pub command_line: Vec<String>,
     #[serde(default)]
     pub shaded_ms: Vec<Vec<(f64, f64)>>,
+    /// Per point, the client policy it ran (absent before the field existed, and for models without one).
+    #[serde(default)]
+    pub policies: Vec<String>,
 }
 
 fn first_format() -> u32 {

@@ -126,12 +126,30 @@ pub fn render(folder: &ResultsFolder, view: &View) -> String {
     lines.push(fit(&folder.dir.display().to_string(), width));
     lines.push(String::new());
     let (rows, keys) = point_rows(folder, width * 2 / 5);
+    policy_section(folder, &rows, width, &mut lines);
     timeline_section(folder, &rows, keys.as_deref(), view, width, &mut lines);
     lines.push(String::new());
     summary_section(folder, &rows, view, width, &mut lines);
     let mut text = lines.join("\n");
     text.push('\n');
     text
+}
+
+/// The client policy each point ran (once when every point ran the same), from the manifest.
+fn policy_section(folder: &ResultsFolder, rows: &[PointRow], width: usize, lines: &mut Vec<String>) {
+    let policies = &folder.manifest.policies;
+    if policies.is_empty() {
+        return;
+    }
+    if policies.iter().all(|policy| *policy == policies[0]) {
+        lines.push(fit(&format!("client policy: {}", policies[0]), width));
+    } else {
+        lines.push("client policy per point:".to_owned());
+        for (row, policy) in rows.iter().zip(policies) {
+            lines.push(fit(&format!("  {}: {policy}", row.label.trim_end()), width));
+        }
+    }
+    lines.push(String::new());
 }
 
 fn timeline_section(

@@ -19,6 +19,8 @@ pub struct PlannedPoint {
     /// Stable hash of every parameter's canonical text: one input of the replicate seeds.
     pub hash: u64,
     pub config: ModelConfig,
+    /// The client policy the point runs, presets resolved, in one line (models with a retry policy).
+    pub policy: Option<String>,
 }
 
 impl PlannedPoint {
@@ -52,7 +54,15 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
         }
         let point = point_of(scenario, &swept);
         let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
-        points.push(PlannedPoint { index, swept, hash: stable_hash(point.canonical_text().as_bytes()), config });
+        let policy = scenario.model.describe_policy(&point).map_err(|problem| locate(scenario, &swept, problem))?;
+        let hash = stable_hash(point.canonical_text().as_bytes());
+        // A swept `limiter = "none"` that runs the preset's limiter is labelled for what it runs.
+        for (value, axis) in swept.iter_mut().zip(&scenario.sweep) {
+            if axis.spec.key == "limiter" && crate::model::client::runs_the_presets_limiter(&point) {
+                *value = Value::Choice("preset");
+            }
+        }
+        points.push(PlannedPoint { index, swept, hash, config, policy });
     }
     Ok(points)
 }

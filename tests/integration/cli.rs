@@ -380,3 +380,41 @@ fn delays_refuses_bad_arguments_with_exit_2_and_the_argument_named() {
         assert!(!stderr.contains("panicked"), "{stderr}");
     }
 }
+
+#[test]
+fn list_points_and_show_say_which_policy_each_point_runs_with_presets_resolved() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = r#"schema_version = 1
+replicates = 1
+[model]
+kind = "server"
+[workload]
+kind = "burst"
+clients = 20
+[sweep]
+strategy = ["botocore-standard", "full-jitter"]
+limiter = ["none", "off"]
+"#;
+    let scenario = write_scenario(dir.path(), "policies.toml", text);
+    let listed = retrylab().args(["run", scenario.to_str().unwrap(), "--list-points"]).assert().success();
+    let listed = String::from_utf8(listed.get_output().stdout.clone()).unwrap();
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(lines[0].ends_with("strategy\tlimiter\tpolicy"), "{listed}");
+    // `none` with a preset runs the preset's limiter, and is labelled so; `off` runs none.
+    assert!(
+        lines[1].contains("botocore-standard\tpreset\t") && lines[1].contains("limiter aws-quota-2026 (the preset's)")
+    );
+    assert!(lines[2].contains("botocore-standard\toff\t") && lines[2].contains("limiter none"), "{listed}");
+    assert!(lines[3].contains("full-jitter\tnone\tfull-jitter b=5ms c=2s m=2, unlimited attempts"), "{listed}");
+    let out = dir.path().join("out");
+    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["policies"].as_array().unwrap().len(), 4);
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(summary.lines().nth(1).unwrap().starts_with("botocore-standard,preset,"), "{summary}");
+    let shown = retrylab().env("COLUMNS", "200").args(["show", out.to_str().unwrap()]).assert().success();
+    let shown = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
+    assert!(shown.contains("client policy per point:"), "{shown}");
+    assert!(shown.contains("strategy=botocore-standard limiter=off: full-jitter-from-base b=50ms"), "{shown}");
+}

@@ -471,6 +471,26 @@ impl SimModel for Layers {
     fn service_names(config: &LayersConfig) -> Vec<String> {
         config.services.iter().map(|service| service.name.clone()).collect()
     }
+
+    /// The user's client's policy, then each service whose own policy towards the services it calls differs
+    /// (its `[layer.*]` table, or the placement), as `; NAME: …`.
+    fn describe_policy(point: &Point) -> Result<Option<String>, ParamError> {
+        let config = Layers::configure(point)?;
+        let describe = |point: &Point, caller: &CallerPolicy| {
+            let policy = RetryPolicy { max_attempts: Some(caller.attempts), ..caller.backoff };
+            client::describe_policy(point, &policy, Some(&caller.retry_on))
+        };
+        let user = describe(point, &config.user)?;
+        let mut text = user.clone();
+        for service in config.services.iter().filter(|service| !service.calls.is_empty()) {
+            let own = point.parts().iter().find(|part| part.name == service.name).map(|part| point.for_part(part));
+            let line = describe(own.as_ref().unwrap_or(point), &service.policy)?;
+            if line != user {
+                text.push_str(&format!("; {}: {line}", service.name));
+            }
+        }
+        Ok(Some(text))
+    }
 }
 
 type Graph = (Vec<String>, Vec<Vec<u8>>, Vec<Point>);

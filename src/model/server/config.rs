@@ -169,7 +169,7 @@ fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Worklo
         return Ok(());
     }
     let key = match LimiterChoice::from_name(point.choice("limiter")?) {
-        Some(LimiterChoice::None) => "strategy",
+        Some(LimiterChoice::None | LimiterChoice::Off) => "strategy",
         Some(LimiterChoice::Budget | LimiterChoice::Shipped(_)) | None => "limiter",
     };
     Err(ParamError::new(

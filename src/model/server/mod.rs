@@ -24,7 +24,7 @@ mod tests;
 
 pub(crate) use config::ServerConfig;
 
-use super::{RunOutput, RunSettings, SimModel};
+use super::{RunOutput, RunSettings, SimModel, client};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};
 use crate::policy::limiters::LimiterKind;
 use crate::workload::Arrivals;
@@ -111,6 +111,11 @@ impl SimModel for Server {
             Arrivals::Burst { .. } | Arrivals::Closed { .. } => "client",
             Arrivals::Open { .. } => "request",
         }
+    }
+
+    fn describe_policy(point: &Point) -> Result<Option<String>, ParamError> {
+        let config = config::configure(point)?;
+        client::describe_policy(point, &config.retry, Some(&config.retry_on)).map(Some)
     }
 
     fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
