@@ -47,6 +47,16 @@ pub enum ParamKind {
     /// A list of names the model reads itself, written as a TOML array of strings or one comma-separated string;
     /// held as [`Value::Text`] with the items joined by ", ". In `[sweep]`, each item of the axis is one list.
     List { syntax: &'static str },
+    /// One name out of a fixed list, or several as a TOML array (each checked as a [`ParamKind::Choice`]): one is
+    /// held as [`Value::Choice`], several as [`Value::Text`] joined by ", ". In `[sweep]`, each item is one value.
+    ChoiceList(&'static [&'static str]),
+}
+
+impl ParamKind {
+    /// Whether a TOML array in a table is one value of this kind rather than a sweep.
+    pub fn takes_a_list(self) -> bool {
+        matches!(self, ParamKind::List { .. } | ParamKind::ChoiceList(_))
+    }
 }
 
 impl ParamKind {
@@ -61,6 +71,7 @@ impl ParamKind {
             ParamKind::Choice(names) => format!("one of: {}", names.join(", ")),
             ParamKind::Text { syntax } => format!("a string: {syntax}"),
             ParamKind::List { syntax } => format!("a list of strings: {syntax}"),
+            ParamKind::ChoiceList(names) => format!("one of, or a list of: {}", names.join(", ")),
         }
     }
 }
@@ -446,6 +457,26 @@ impl Point {
     }
 
     /// The value of a choice parameter as its enum.
+    /// The names of a [`ParamKind::ChoiceList`] value, in the order written.
+    pub fn choice_list(&self, key: &'static str) -> Result<Vec<&'static str>, ParamError> {
+        let (spec, _) = self.entries.iter().find(|(spec, _)| spec.key == key).ok_or_else(|| {
+            ParamError::new(key, "internal error: the model reads a parameter it did not declare".into())
+        })?;
+        let ParamKind::ChoiceList(names) = spec.kind else {
+            return Err(ParamError::new(key, "internal error: not a list of choices".into()));
+        };
+        let text = self.required(key)?.to_string();
+        text.split(", ")
+            .map(|item| {
+                names
+                    .iter()
+                    .copied()
+                    .find(|name| *name == item)
+                    .ok_or_else(|| ParamError::new(key, format!("internal error: unexpected value {item}")))
+            })
+            .collect()
+    }
+
     pub fn choice_of<C: Choice>(&self, key: &'static str) -> Result<C, ParamError> {
         let name = self.choice(key)?;
         C::from_name(name).ok_or_else(|| Self::wrong_kind(key, Value::Choice(name)))

@@ -120,7 +120,7 @@ fn default_note(spec: &ParamSpec) -> String {
 /// The names of `key`'s choices in `kind`, if it has that key.
 fn choices(kind: ModelKind, key: &str) -> Option<&'static [&'static str]> {
     kind.params().find(|spec| spec.key == key).and_then(|spec| match spec.kind {
-        ParamKind::Choice(names) => Some(names),
+        ParamKind::Choice(names) | ParamKind::ChoiceList(names) => Some(names),
         ParamKind::Count { .. }
         | ParamKind::Real { .. }
         | ParamKind::Duration

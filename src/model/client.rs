@@ -10,7 +10,7 @@
 //! from the registries, so a model's error messages and `retrylab strategies` list exactly what it runs.
 
 use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
-use crate::policy::limiters::{Limiter, LimiterKind};
+use crate::policy::limiters::{Limiter, LimiterKind, LimiterStack};
 use crate::policy::presets::{self, Preset};
 use crate::policy::{BackoffParams, Hedge, HedgeMode, RetryAfterPolicy, RetryOn, RetryPolicy, Strategy};
 use crate::time::SimDuration;
@@ -286,15 +286,16 @@ pub(crate) const TIMEOUT: ParamSpec = ParamSpec::new(
      answer however long it takes)",
 );
 
-/// `limiter`, one of `choices`.
+/// `limiter`, one of `choices` or a list of them.
 pub(crate) const fn limiter(choices: &'static [&'static str]) -> ParamSpec {
     ParamSpec::new(
         Section::Client,
         "limiter",
-        ParamKind::Choice(choices),
+        ParamKind::ChoiceList(choices),
         ParamDefault::Value(Value::Choice("none")),
         "retry limiter: none (a preset's own, when `strategy` is one), off (none at all, not even a preset's), budget \
-         (retries ≤ budget × first tries), or a limiter as shipped, tuned by its knobs (see `retrylab strategies`)",
+         (retries ≤ budget × first tries), or a limiter as shipped, tuned by its knobs (see `retrylab strategies`); a \
+         list stacks them: [\"aws-quota\", \"budget\"] retries only with every one's consent",
     )
 }
 
@@ -447,7 +448,7 @@ pub(crate) fn retry_on(point: &Point, preset: Option<&Preset>, otherwise: RetryO
 pub(crate) fn runs_the_presets_limiter(point: &Point) -> bool {
     let preset_limiter =
         point.choice("strategy").ok().and_then(Preset::lookup).is_some_and(|preset| preset.limiter.is_some());
-    preset_limiter && point.choice("limiter").is_ok_and(|name| name == "none")
+    preset_limiter && point.choice_list("limiter").is_ok_and(|names| names == ["none"])
 }
 
 /// The client policy a point runs, after the preset is resolved, in one line: `policy` (the backoff with its
@@ -460,16 +461,19 @@ pub(crate) fn describe_policy(
 ) -> Result<String, ParamError> {
     let (_, preset) = retry_policy(point)?;
     let mut text = policy.to_string();
-    let limiter = match LimiterChoice::from_name(point.choice("limiter")?) {
-        Some(LimiterChoice::Budget) => format!("budget {}", point.real("budget")?),
-        Some(LimiterChoice::Shipped(kind)) => describe_limiter(point, kind)?,
-        Some(LimiterChoice::None) => match preset.and_then(|preset| preset.limiter) {
-            Some(kind) => format!("{} (the preset's)", describe_limiter(point, kind)?),
-            None => "none".to_owned(),
-        },
-        Some(LimiterChoice::Off) | None => "none".to_owned(),
-    };
-    text.push_str(&format!(", limiter {limiter}"));
+    let mut limiters = Vec::new();
+    for name in point.choice_list("limiter")? {
+        limiters.push(match LimiterChoice::from_name(name) {
+            Some(LimiterChoice::Budget) => format!("budget {}", point.real("budget")?),
+            Some(LimiterChoice::Shipped(kind)) => describe_limiter(point, kind)?,
+            Some(LimiterChoice::None) => match preset.and_then(|preset| preset.limiter) {
+                Some(kind) => format!("{} (the preset's)", describe_limiter(point, kind)?),
+                None => "none".to_owned(),
+            },
+            Some(LimiterChoice::Off) | None => "none".to_owned(),
+        });
+    }
+    text.push_str(&format!(", limiter {}", limiters.join(" + ")));
     if let Some(retry_on) = retry_on {
         text.push_str(&format!(", retry_on {retry_on}"));
     }
@@ -487,27 +491,49 @@ fn describe_limiter(point: &Point, kind: LimiterKind) -> Result<String, ParamErr
     Ok(if knobs.is_empty() { kind.name().to_owned() } else { format!("{} ({})", kind.name(), knobs.join(", ")) })
 }
 
-/// The limiter a client runs, from `limiter`.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum LimiterSetting {
-    None,
-    /// `limiter = "budget"` with its ratio; the model keeps the books.
-    Budget(f64),
-    Shipped(Limiter),
+/// The limiters a client runs, from `limiter`: the model's own ratio budget, the shipped ones, or both.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct LimiterSetting {
+    /// `budget` among them, with its ratio; the model keeps the books.
+    pub(crate) budget: Option<f64>,
+    /// The shipped limiter, or a [`LimiterStack`] of several in the order written.
+    pub(crate) shipped: Option<Limiter>,
 }
 
-/// The limiter a point's `limiter`, `budget` and knobs describe; with `limiter = "none"`, the limiter of
-/// `preset` if it brings one.
+/// The limiters a point's `limiter`, `budget` and knobs describe; with `limiter = "none"`, the limiter of
+/// `preset` if it brings one. `none` and `off` stand alone; a name may appear once.
 pub(crate) fn limiter_setting(point: &Point, preset: Option<&Preset>) -> Result<LimiterSetting, ParamError> {
-    let name = point.choice("limiter")?;
-    let choice = LimiterChoice::from_name(name)
-        .ok_or_else(|| ParamError::new("limiter", format!("internal error: unknown limiter \"{name}\"")))?;
-    let shipped = match (choice, preset.and_then(|preset| preset.limiter)) {
-        (LimiterChoice::None, None) | (LimiterChoice::Off, _) => return Ok(LimiterSetting::None),
-        (LimiterChoice::Budget, _) => return Ok(LimiterSetting::Budget(point.real("budget")?)),
-        (LimiterChoice::None, Some(kind)) | (LimiterChoice::Shipped(kind), _) => kind,
+    let names = point.choice_list("limiter")?;
+    let mut setting = LimiterSetting::default();
+    let mut shipped = Vec::new();
+    for (position, name) in names.iter().enumerate() {
+        if names[..position].contains(name) {
+            return Err(ParamError::new("limiter", format!("\"{name}\" is listed twice")));
+        }
+        let choice = LimiterChoice::from_name(name)
+            .ok_or_else(|| ParamError::new("limiter", format!("internal error: unknown limiter \"{name}\"")))?;
+        match choice {
+            LimiterChoice::None | LimiterChoice::Off if names.len() > 1 => {
+                return Err(ParamError::new(
+                    "limiter",
+                    format!("\"{name}\" stands alone; list only the limiters to stack"),
+                ));
+            }
+            LimiterChoice::Off => {}
+            LimiterChoice::None => {
+                shipped.extend(preset.and_then(|preset| preset.limiter).map(|kind| kind.build(point)))
+            }
+            LimiterChoice::Budget => setting.budget = Some(point.real("budget")?),
+            LimiterChoice::Shipped(kind) => shipped.push(kind.build(point)),
+        }
+    }
+    let mut shipped = shipped.into_iter().collect::<Result<Vec<_>, _>>()?;
+    setting.shipped = match shipped.len() {
+        0 => None,
+        1 => shipped.pop(),
+        _ => Some(Limiter::Stack(LimiterStack(shipped))),
     };
-    Ok(LimiterSetting::Shipped(shipped.build(point)?))
+    Ok(setting)
 }
 
 #[cfg(test)]
@@ -534,7 +560,7 @@ mod tests {
             assert_eq!(policy.max_attempts, preset.max_attempts);
             assert_eq!(policy.deadline, Some(SimDuration::from_secs(7)), "the deadline is the client's");
             let limiter = limiter_setting(&point, from).unwrap();
-            let expected = preset.shipped_limiter().map_or(LimiterSetting::None, LimiterSetting::Shipped);
+            let expected = LimiterSetting { budget: None, shipped: preset.shipped_limiter() };
             assert_eq!(limiter, expected, "{}", preset.name);
         }
     }
@@ -563,8 +589,8 @@ mod tests {
             server_point(&[("strategy", Value::Choice("botocore-standard")), ("limiter", Value::Choice(limiter))])
         };
         let preset = Preset::lookup("botocore-standard");
-        assert_eq!(limiter_setting(&point("off"), preset).unwrap(), LimiterSetting::None);
-        assert_ne!(limiter_setting(&point("none"), preset).unwrap(), LimiterSetting::None);
+        assert_eq!(limiter_setting(&point("off"), preset).unwrap(), LimiterSetting::default());
+        assert_ne!(limiter_setting(&point("none"), preset).unwrap(), LimiterSetting::default());
         assert!(runs_the_presets_limiter(&point("none")) && !runs_the_presets_limiter(&point("off")));
         let (policy, _) = retry_policy(&point("none")).unwrap();
         let text = describe_policy(&point("none"), &policy, None).unwrap();
@@ -586,7 +612,7 @@ mod tests {
         let (policy, preset) = retry_policy(&point).unwrap();
         assert_eq!(policy.strategy, Strategy::Exponential);
         assert_eq!(policy.backoff, BackoffParams::AWS_2015);
-        assert_eq!((preset, limiter_setting(&point, preset).unwrap()), (None, LimiterSetting::None));
+        assert_eq!((preset, limiter_setting(&point, preset).unwrap()), (None, LimiterSetting::default()));
     }
 
     #[test]
@@ -596,13 +622,13 @@ mod tests {
             let knobs = LimiterKind::Grpc.knobs().iter();
             let point =
                 Point::new(knobs.map(|k| (k, (k.key == "max_tokens").then_some(Value::Real(max_tokens)))).collect());
-            LimiterSetting::Shipped(LimiterKind::Grpc.build(&point).unwrap())
+            LimiterSetting { budget: None, shipped: Some(LimiterKind::Grpc.build(&point).unwrap()) }
         };
         let explicit = tuned(&[("limiter", Value::Choice("grpc")), ("max_tokens", Value::Real(20.0))]);
         assert_eq!(explicit, grpc(20.0));
         let point = server_point(&[("strategy", Value::Choice("grpc")), ("max_tokens", Value::Real(20.0))]);
         assert_eq!(limiter_setting(&point, Preset::lookup("grpc")).unwrap(), grpc(20.0));
-        assert_eq!(tuned(&[("limiter", Value::Choice("budget"))]), LimiterSetting::Budget(0.1));
+        assert_eq!(tuned(&[("limiter", Value::Choice("budget"))]), LimiterSetting { budget: Some(0.1), shipped: None });
     }
 
     #[test]

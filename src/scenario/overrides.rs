@@ -120,7 +120,7 @@ fn set_param(
     }
     // A list-valued parameter sweeps only a list of lists.
     let is_list = match (spec.kind, value.get_ref()) {
-        (crate::params::ParamKind::List { .. }, DeValue::Array(items)) => {
+        (kind, DeValue::Array(items)) if kind.takes_a_list() => {
             items.first().is_some_and(|item| matches!(item.get_ref(), DeValue::Array(_)))
         }
         (_, DeValue::Array(_) | DeValue::Table(_)) => true,

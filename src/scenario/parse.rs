@@ -336,7 +336,7 @@ fn read_section<'i>(
             let table = format!("[{}] (model \"{}\")", section.name(), model.name());
             return Err(unknown_key(at, key.span(), &dotted, &table, &valid));
         };
-        let list_kind = matches!(setting.spec.kind, crate::params::ParamKind::List { .. });
+        let list_kind = setting.spec.kind.takes_a_list();
         if (matches!(value.get_ref(), DeValue::Array(_)) && !list_kind) || is_range(value.get_ref()) {
             return Err(at.error(
                 value.span(),

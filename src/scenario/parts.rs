@@ -170,7 +170,7 @@ fn own_value(
     dotted: &str,
     at: Locator<'_>,
 ) -> Result<Value, InputError> {
-    let list_kind = matches!(param.kind, crate::params::ParamKind::List { .. });
+    let list_kind = param.kind.takes_a_list();
     if matches!(value.get_ref(), DeValue::Table(_)) || (matches!(value.get_ref(), DeValue::Array(_)) && !list_kind) {
         return Err(at.error(
             value.span(),

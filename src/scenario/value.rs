@@ -102,13 +102,46 @@ pub(super) fn convert(
             let DeValue::String(text) = raw else {
                 return Err(wrong_type());
             };
-            names.iter().find(|name| **name == text.as_ref()).map(|name| Value::Choice(name)).ok_or_else(|| {
-                let message = match crate::model::client::refusal_hint(spec.key, text) {
-                    Some(why) => format!("{why}; valid here: {}", names.join(", ")),
-                    None => format!("unknown {} \"{text}\"; valid: {}", spec.key, names.join(", ")),
-                };
-                at.error(span, key, message)
+            choose(spec, names, key, text, span, at).map(Value::Choice)
+        }
+        ParamKind::ChoiceList(names) => {
+            let chosen: Vec<&'static str> = match raw {
+                DeValue::String(text) => vec![choose(spec, names, key, text, span, at)?],
+                DeValue::Array(items) if !items.is_empty() => items
+                    .iter()
+                    .map(|item| match item.get_ref() {
+                        DeValue::String(text) => choose(spec, names, key, text, item.span(), at),
+                        other => Err(at.error(
+                            item.span(),
+                            key,
+                            format!("expected {expected}, found {} in the list", type_name(other)),
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+                _ => return Err(wrong_type()),
+            };
+            Ok(match chosen[..] {
+                [one] => Value::Choice(one),
+                _ => Value::Text(chosen.join(", ").into()),
             })
         }
     }
+}
+
+/// The name out of `names` that `text` is, or an error that says why this model refuses it or what is valid.
+fn choose(
+    spec: &'static ParamSpec,
+    names: &'static [&'static str],
+    key: &str,
+    text: &str,
+    span: Range<usize>,
+    at: Locator<'_>,
+) -> Result<&'static str, InputError> {
+    names.iter().copied().find(|name| *name == text).ok_or_else(|| {
+        let message = match crate::model::client::refusal_hint(spec.key, text) {
+            Some(why) => format!("{why}; valid here: {}", names.join(", ")),
+            None => format!("unknown {} \"{text}\"; valid: {}", spec.key, names.join(", ")),
+        };
+        at.error(span, key, message)
+    })
 }

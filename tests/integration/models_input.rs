@@ -510,3 +510,18 @@ fn graph_retry_on_with_an_unknown_outcome_in_a_layer_table() {
         &["graph.toml:32:12", "layer.db.retry_on", "unknown outcome \"later\""],
     );
 }
+
+#[test]
+fn graph_stacks_limiters_from_a_toml_array_and_refuses_an_unknown_member() {
+    assert_bad_graph(
+        "workers = 4\n",
+        "workers = 4\nlimiter = [\"grpc\", \"budgte\"]\n",
+        &["graph.toml:32:20", "layer.db.limiter", "unknown limiter \"budgte\""],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let text = GRAPH.replace("timeout = \"1s\"", "timeout = \"1s\"\nlimiter = [\"grpc\", \"budget\"]");
+    let scenario = write_scenario(dir.path(), "graph.toml", &text);
+    let listed = retrylab().args(["run", scenario.to_str().unwrap(), "--list-points"]).assert().success();
+    let listed = String::from_utf8(listed.get_output().stdout.clone()).unwrap();
+    assert!(listed.contains("limiter grpc (max_tokens 10, token_ratio 0.1) + budget 0.2"), "{listed}");
+}

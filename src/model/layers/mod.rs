@@ -544,11 +544,7 @@ fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPol
             "a zero delay with no `hedge_max_extra` cap doubles every attempt; give a delay > 0 or a cap".into(),
         ));
     }
-    let (budget, limiter) = match client::limiter_setting(point, preset)? {
-        LimiterSetting::None => (None, None),
-        LimiterSetting::Budget(ratio) => (Some(ratio), None),
-        LimiterSetting::Shipped(limiter) => (None, Some(limiter)),
-    };
+    let LimiterSetting { budget, shipped: limiter } = client::limiter_setting(point, preset)?;
     Ok(CallerPolicy {
         attempts: if retries { attempts } else { 1 },
         backoff,

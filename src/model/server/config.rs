@@ -1,11 +1,11 @@
 //! A point of the server model, checked as a whole and turned into a typed [`ServerConfig`].
 
 use super::params::{OnTimeout, OutageKind};
-use crate::model::client::{self, LimiterChoice, LimiterSetting};
+use crate::model::client::{self, LimiterSetting};
 use crate::model::distributions::TimeDistribution;
 use crate::model::faults::{FaultKind, FaultWindow, Faults};
 use crate::params::{ParamError, Point, Switch, Value};
-use crate::policy::limiters::{Limiter, RetryBudget};
+use crate::policy::limiters::{Limiter, LimiterStack, RetryBudget};
 use crate::policy::{Classifier, RetryOn, RetryPolicy};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, Workload};
@@ -128,10 +128,16 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
     if preset.is_none() || point.is_written("retry_after") {
         retry.retry_after = point.choice_of("retry_after")?;
     }
-    let limiter = match client::limiter_setting(point, preset)? {
-        LimiterSetting::None => None,
-        LimiterSetting::Budget(ratio) => Some(Limiter::Budget(RetryBudget::new(ratio, 0.0, BUDGET_WINDOW))),
-        LimiterSetting::Shipped(limiter) => Some(limiter),
+    let LimiterSetting { budget, shipped } = client::limiter_setting(point, preset)?;
+    let budget = budget.map(|ratio| Limiter::Budget(RetryBudget::new(ratio, 0.0, BUDGET_WINDOW)));
+    // The fleet's ratio budget joins a shipped limiter as one more member of its stack.
+    let limiter = match (budget, shipped) {
+        (Some(budget), Some(Limiter::Stack(LimiterStack(mut members)))) => {
+            members.push(budget);
+            Some(Limiter::Stack(LimiterStack(members)))
+        }
+        (Some(budget), Some(shipped)) => Some(Limiter::Stack(LimiterStack(vec![shipped, budget]))),
+        (budget, shipped) => shipped.or(budget),
     };
     check_one_process(point, &limiter, &workload)?;
     Ok(ServerConfig {
@@ -160,7 +166,14 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
 /// The server model shares one limiter among all its clients: a limiter that counts the starts of one process
 /// (systemd's) means something only when there is one client.
 fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Workload) -> Result<(), ParamError> {
-    let Some(Limiter::Systemd(_)) = limiter else { return Ok(()) };
+    let systemd = match limiter {
+        Some(Limiter::Systemd(_)) => true,
+        Some(Limiter::Stack(LimiterStack(members))) => members.iter().any(|member| matches!(member, Limiter::Systemd(_))),
+        _ => false,
+    };
+    if !systemd {
+        return Ok(());
+    }
     let one_client = match workload.arrivals {
         Arrivals::Burst { requests: clients } | Arrivals::Closed { clients, .. } => clients == 1,
         Arrivals::Open { .. } => false,
@@ -168,10 +181,7 @@ fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Worklo
     if one_client {
         return Ok(());
     }
-    let key = match LimiterChoice::from_name(point.choice("limiter")?) {
-        Some(LimiterChoice::None | LimiterChoice::Off) => "strategy",
-        Some(LimiterChoice::Budget | LimiterChoice::Shipped(_)) | None => "limiter",
-    };
+    let key = if point.choice_list("limiter")? == ["none"] { "strategy" } else { "limiter" };
     Err(ParamError::new(
         key,
         "systemd's start limit counts the starts of one unit, and the server model shares one limiter among all its \

@@ -731,3 +731,30 @@ fn retry_on_refuses_unknown_outcomes_and_a_classifier_beside_it() {
     let urllib3 = Server::configure(&ModelKind::Server.point_with(&[("strategy", Value::Choice("urllib3"))])).unwrap();
     assert_eq!(urllib3.retry_on, crate::policy::RetryOn::parse("413, 429, 503, timeout, reset").unwrap());
 }
+
+#[test]
+fn stacked_limiters_retry_only_with_every_ones_consent() {
+    // Every answer fails; 1,000 clients. The classic AWS quota alone allows 100 retries (500 tokens / 5), a 5%
+    // budget 50 (of the 1,000 answered first tries), the two stacked the fewer of the two: a retry one refuses
+    // costs the other nothing.
+    let retries = |limiter: Value, budget: f64| {
+        let c = config(&[
+            ("clients", Value::Count(1_000)),
+            ("error_probability", Value::Real(1.0)),
+            ("max_attempts", Value::Count(10)),
+            ("budget", Value::Real(budget)),
+            ("limiter", limiter),
+        ]);
+        run_metrics(&c, 13)[metric::RETRIES]
+    };
+    let stack = || Value::Text("aws-quota, budget".into());
+    assert_eq!(retries(Value::Choice("aws-quota"), 0.05), 100.0);
+    assert_eq!(retries(Value::Choice("budget"), 0.05), 50.0);
+    assert_eq!(retries(stack(), 0.05), 50.0);
+    assert_eq!(retries(stack(), 0.5), 100.0, "with a looser budget the quota binds");
+    let refused = |limiter: &str| {
+        Server::configure(&ModelKind::Server.point_with(&[("limiter", Value::Text(limiter.into()))])).unwrap_err()
+    };
+    assert!(refused("none, budget").message.contains("\"none\" stands alone"));
+    assert!(refused("grpc, grpc").message.contains("listed twice"));
+}

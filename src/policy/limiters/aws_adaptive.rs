@@ -188,6 +188,10 @@ impl RetryLimiter for AwsAdaptive {
         self.quota.acquire_retry(now, failed)
     }
 
+    fn release(&mut self, now: SimTime, permit: Permit) {
+        self.quota.release(now, permit);
+    }
+
     fn record(&mut self, now: SimTime, outcome: Outcome) {
         self.quota.record(now, outcome);
         let t = seconds(now);

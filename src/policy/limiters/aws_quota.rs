@@ -44,6 +44,10 @@ impl RetryLimiter for AwsRetryQuota {
         })
     }
 
+    fn release(&mut self, _: SimTime, permit: Permit) {
+        self.tokens = (self.tokens + permit.cost).min(self.capacity);
+    }
+
     fn record(&mut self, _: SimTime, outcome: Outcome) {
         if !outcome.succeeded {
             return;

@@ -94,6 +94,13 @@ impl CircuitBreaker {
 }
 
 impl RetryLimiter for CircuitBreaker {
+    /// A probe granted in the half-open state and not used leaves the breaker half-open and unprobed.
+    fn release(&mut self, _: SimTime, _: Permit) {
+        if self.state == (BreakerState::HalfOpen { probing: true }) {
+            self.state = BreakerState::HalfOpen { probing: false };
+        }
+    }
+
     fn acquire_retry(&mut self, now: SimTime, _: Failed) -> Option<Permit> {
         if let BreakerState::Open { until } = self.state
             && now >= until

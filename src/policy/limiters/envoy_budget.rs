@@ -58,6 +58,10 @@ impl RetryLimiter for EnvoyRetryBudget {
         self.active += 1;
     }
 
+    fn release(&mut self, _: SimTime, _: Permit) {
+        self.retries = self.retries.saturating_sub(1);
+    }
+
     fn withdraw(&mut self, _: SimTime, sent: bool, permit: Option<Permit>) {
         if sent {
             self.active = self.active.saturating_sub(1);

@@ -33,7 +33,10 @@ pub use sre_throttle::SreAdaptiveThrottle;
 pub use start_limit::StartLimit;
 pub use token_bucket_deposit::{DepositRule, RetryTokenBucket};
 
+mod stack;
 mod window;
+
+pub use stack::LimiterStack;
 
 use crate::params::{ParamError, ParamSpec, Point};
 use crate::time::{SimDuration, SimTime};
@@ -75,7 +78,12 @@ macro_rules! register_limiters {
         /// One client's limiter state, whichever limiter it is, dispatched with a `match`: a shipped one, or a
         /// model's own ratio budget (`limiter = "budget"`, which each model sizes itself).
         #[derive(Clone, Debug, PartialEq)]
-        pub enum Limiter { Budget(RetryBudget), $($variant(<$entry as ShippedLimiter>::State)),+ }
+        pub enum Limiter {
+            Budget(RetryBudget),
+            /// Several limiters that must all agree (`limiter = ["aws-quota", "budget"]`).
+            Stack(LimiterStack),
+            $($variant(<$entry as ShippedLimiter>::State)),+
+        }
 
         impl LimiterKind {
             pub const ALL: &'static [LimiterKind] = &[$(LimiterKind::$variant),+];
@@ -109,30 +117,42 @@ macro_rules! register_limiters {
             fn acquire_retry(&mut self, now: SimTime, failed: Failed) -> Option<Permit> {
                 match self {
                     Limiter::Budget(limiter) => limiter.acquire_retry(now, failed),
+                    Limiter::Stack(limiter) => limiter.acquire_retry(now, failed),
                     $(Limiter::$variant(limiter) => limiter.acquire_retry(now, failed)),+
                 }
             }
             fn record(&mut self, now: SimTime, outcome: Outcome) {
                 match self {
                     Limiter::Budget(limiter) => limiter.record(now, outcome),
+                    Limiter::Stack(limiter) => limiter.record(now, outcome),
                     $(Limiter::$variant(limiter) => limiter.record(now, outcome)),+
                 }
             }
             fn admit(&mut self, now: SimTime, draw: f64) -> Admission {
                 match self {
                     Limiter::Budget(limiter) => limiter.admit(now, draw),
+                    Limiter::Stack(limiter) => limiter.admit(now, draw),
                     $(Limiter::$variant(limiter) => limiter.admit(now, draw)),+
                 }
             }
             fn on_send(&mut self, now: SimTime, is_retry: bool) {
                 match self {
                     Limiter::Budget(limiter) => limiter.on_send(now, is_retry),
+                    Limiter::Stack(limiter) => limiter.on_send(now, is_retry),
                     $(Limiter::$variant(limiter) => limiter.on_send(now, is_retry)),+
+                }
+            }
+            fn release(&mut self, now: SimTime, permit: Permit) {
+                match self {
+                    Limiter::Budget(limiter) => limiter.release(now, permit),
+                    Limiter::Stack(limiter) => limiter.release(now, permit),
+                    $(Limiter::$variant(limiter) => limiter.release(now, permit)),+
                 }
             }
             fn withdraw(&mut self, now: SimTime, sent: bool, permit: Option<Permit>) {
                 match self {
                     Limiter::Budget(limiter) => limiter.withdraw(now, sent, permit),
+                    Limiter::Stack(limiter) => limiter.withdraw(now, sent, permit),
                     $(Limiter::$variant(limiter) => limiter.withdraw(now, sent, permit)),+
                 }
             }
@@ -308,12 +328,42 @@ pub trait RetryLimiter {
     /// a branch of a failed fan-out) or a retry it was granted but never sent (cancelled during its backoff).
     /// `permit` is the retry's permit, if it was one. Default: nothing.
     fn withdraw(&mut self, _now: SimTime, _sent: bool, _permit: Option<Permit>) {}
+    /// Undoes a grant `acquire_retry` just made at `now` that will not be used, because another limiter of a
+    /// [`LimiterStack`] refused the retry: the limiter is left as if it had not been asked. Default: nothing, for
+    /// limiters whose grant changes nothing.
+    fn release(&mut self, _now: SimTime, _permit: Permit) {}
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::params::{ParamDefault, Section};
+
+    #[test]
+    fn releasing_a_grant_leaves_every_limiter_as_if_it_had_not_been_asked() {
+        let t = SimTime::ZERO + SimDuration::from_millis(1_500);
+        for &kind in LimiterKind::ALL {
+            let point = Point::new(kind.knobs().iter().map(|spec| (spec, None)).collect());
+            let mut limiter = kind.build(&point).unwrap();
+            // Some history first, so that windows and counters hold something.
+            limiter.on_send(t, false);
+            limiter.record(t, Outcome::first_try(true));
+            let before = limiter.clone();
+            match limiter.acquire_retry(t, Failed::Error) {
+                Some(permit) => {
+                    limiter.release(t, permit);
+                    assert_eq!(limiter, before, "{kind}");
+                }
+                None => assert_eq!(limiter, before, "{kind}: a refusal changes nothing"),
+            }
+        }
+        let mut budget = Limiter::Budget(RetryBudget::finagle());
+        budget.record(t, Outcome::first_try(true));
+        let before = budget.clone();
+        let permit = budget.acquire_retry(t, Failed::Error).unwrap();
+        budget.release(t, permit);
+        assert_eq!(budget, before);
+    }
 
     #[test]
     fn names_are_unique_kebab_case_and_find_their_limiter() {

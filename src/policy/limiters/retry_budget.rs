@@ -63,6 +63,11 @@ impl RetryLimiter for RetryBudget {
         })
     }
 
+    fn release(&mut self, now: SimTime, _: Permit) {
+        self.advance(now);
+        self.current().1 -= 1.0;
+    }
+
     fn record(&mut self, now: SimTime, outcome: Outcome) {
         self.advance(now);
         if outcome.permit.is_none() {

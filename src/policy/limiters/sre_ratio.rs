@@ -42,6 +42,10 @@ impl RetryLimiter for SreRetryRatio {
         })
     }
 
+    fn release(&mut self, now: SimTime, _: Permit) {
+        self.window.add(now, -1.0, -1.0);
+    }
+
     fn record(&mut self, _: SimTime, _: Outcome) {}
 
     fn on_send(&mut self, now: SimTime, is_retry: bool) {

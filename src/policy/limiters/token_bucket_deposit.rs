@@ -37,6 +37,10 @@ impl RetryLimiter for RetryTokenBucket {
         })
     }
 
+    fn release(&mut self, _: SimTime, permit: Permit) {
+        self.tokens = (self.tokens + permit.cost).min(self.capacity);
+    }
+
     fn record(&mut self, _: SimTime, outcome: Outcome) {
         if self.rule == DepositRule::PerCall || outcome.succeeded {
             self.tokens = (self.tokens + self.deposit).min(self.capacity);
