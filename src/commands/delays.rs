@@ -297,6 +297,18 @@ mod tests {
     }
 
     #[test]
+    fn every_strategy_and_preset_can_be_sampled() {
+        for name in Strategy::NAMES.iter().chain(presets::NAMES) {
+            let policy = policy_of(name, &[]).unwrap_or_else(|e| panic!("{name}: {e}"));
+            for kind in [FailureKind::Transient, FailureKind::Throttling] {
+                for column in sample(&policy, 12, 200, 2, kind) {
+                    assert!(column.iter().all(|&ms| ms.is_finite() && ms >= 0.0), "{name}");
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_same_seed_gives_the_same_samples_and_another_seed_others() {
         let policy = policy_of("decorrelated-jitter", &[]).unwrap();
         let a = sample(&policy, 3, 100, 7, FailureKind::Transient);

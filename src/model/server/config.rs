@@ -1,6 +1,6 @@
 //! A point of the server model, checked as a whole and turned into a typed [`ServerConfig`].
 
-use super::params::{OnTimeout, OutageKind};
+use super::params::{LimiterScope, OnTimeout, OutageKind};
 use crate::model::client::{self, LimiterSetting};
 use crate::model::distributions::TimeDistribution;
 use crate::model::faults::{FaultKind, FaultWindow, Faults};
@@ -37,8 +37,11 @@ pub(crate) struct ServerConfig {
     /// Token bucket (rate per second, capacity), if the server limits its rate.
     pub rate_limit: Option<(f64, f64)>,
     pub overload_retry_after: Option<SimDuration>,
-    /// The client fleet's retry limiter, if any (one shared state).
+    /// The retry limiter, if any: one shared by the fleet, or the state each client instance starts with.
     pub limiter: Option<Limiter>,
+    /// How many limiters there are: 1 for the fleet, else one per client instance (a request's instance is its
+    /// client, or for open workloads its arrival number modulo this).
+    pub limiter_instances: u32,
     pub faults: Faults,
     /// The trigger's span (recovery is measured from its end; charts shade it).
     pub trigger_start: Option<SimTime>,
@@ -139,7 +142,11 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
         (Some(budget), Some(shipped)) => Some(Limiter::Stack(LimiterStack(vec![shipped, budget]))),
         (budget, shipped) => shipped.or(budget),
     };
-    check_one_process(point, &limiter, &workload)?;
+    let limiter_instances = limiter_instances(point, &workload)?;
+    // Per client instance, a limiter that counts one process's starts means what it says.
+    if point.choice_of::<LimiterScope>("limiter_scope")? == LimiterScope::Fleet {
+        check_one_process(point, &limiter, &workload)?;
+    }
     Ok(ServerConfig {
         workers,
         queue_limit,
@@ -156,11 +163,41 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
         rate_limit,
         overload_retry_after,
         limiter,
+        limiter_instances,
         trigger_start,
         faults,
         trigger_end,
         good_within: point.optional_duration("good_within")?.or(timeout).unwrap_or(SimDuration::MAX),
     })
+}
+
+/// The number of limiters `limiter_scope` asks for: 1 for the fleet; per client, the clients of a burst or closed
+/// workload, or `client_instances` for an open one (which has no clients of its own).
+fn limiter_instances(point: &Point, workload: &Workload) -> Result<u32, ParamError> {
+    let instances = point.optional_count("client_instances")?;
+    match point.choice_of::<LimiterScope>("limiter_scope")? {
+        LimiterScope::Fleet => match instances {
+            Some(_) => Err(ParamError::new(
+                "client_instances",
+                "counts client instances for limiter_scope = \"client\"; set that too, or remove this".into(),
+            )),
+            None => Ok(1),
+        },
+        LimiterScope::Client => match (&workload.arrivals, instances) {
+            (Arrivals::Burst { requests: clients } | Arrivals::Closed { clients, .. }, None) => Ok(*clients),
+            (Arrivals::Burst { .. } | Arrivals::Closed { .. }, Some(_)) => Err(ParamError::new(
+                "client_instances",
+                "a burst or closed workload has one instance per client already; remove it".into(),
+            )),
+            (Arrivals::Open { .. }, Some(n)) => Ok(n as u32),
+            (Arrivals::Open { .. }, None) => Err(ParamError::new(
+                "limiter_scope",
+                "an open workload has no clients of its own: give client_instances, the client objects its \
+                 requests are spread over"
+                    .into(),
+            )),
+        },
+    }
 }
 
 /// The server model shares one limiter among all its clients: a limiter that counts the starts of one process

@@ -115,7 +115,11 @@ impl SimModel for Server {
 
     fn describe_policy(point: &Point) -> Result<Option<String>, ParamError> {
         let config = config::configure(point)?;
-        client::describe_policy(point, &config.retry, Some(&config.retry_on)).map(Some)
+        let mut text = client::describe_policy(point, &config.retry, Some(&config.retry_on))?;
+        if config.limiter.is_some() && point.choice("limiter_scope")? == "client" {
+            text.push_str(&format!(", one limiter per client instance ({})", config.limiter_instances));
+        }
+        Ok(Some(text))
     }
 
     fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {

@@ -8,6 +8,16 @@ use crate::params::{Choice, ParamDefault, ParamKind, ParamSpec, Section, Switch,
 use crate::policy::{Classifier, RETRY_ON_SYNTAX, RetryAfterPolicy};
 
 choices! {
+    /// Whose retries a server model's limiter counts (`limiter_scope`).
+    pub(crate) enum LimiterScope {
+        /// One limiter for the whole client fleet.
+        Fleet = "fleet",
+        /// One limiter per client instance.
+        Client = "client",
+    }
+}
+
+choices! {
     /// What the server does during the outage of `outage_start` and `outage_duration` (a `faults` kind).
     pub(super) enum OutageKind {
         BlackHole = "black-hole",
@@ -180,6 +190,22 @@ pub(super) const CLIENT: &[ParamSpec] = &[
         ParamDefault::Value(Value::Choice("honour")),
         "Retry-After hints: honour (replaces the backoff), ignore, honour-capped (at most the cap), or aws-bounded \
          (the longer of the two, at most 5 s beyond the backoff) (unset with a preset: the preset's)",
+    ),
+    ParamSpec::new(
+        Section::Client,
+        "limiter_scope",
+        ParamKind::Choice(LimiterScope::NAMES),
+        ParamDefault::Implied(Value::Choice("fleet")),
+        "whose books the limiter keeps: the whole client fleet's (one limiter), or each client instance's (one \
+         per client, as AWS SDKs and gRPC keep one per client object)",
+    ),
+    ParamSpec::new(
+        Section::Client,
+        "client_instances",
+        ParamKind::Count { min: 1, max: 10_000_000 },
+        ParamDefault::Unset,
+        "with limiter_scope = \"client\" and an open workload: the client instances its requests are spread over, \
+         in turn (burst and closed workloads have one per client)",
     ),
     client::limiter(client::ANY_LIMITER),
     client::budget(0.1),

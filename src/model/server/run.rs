@@ -175,7 +175,8 @@ struct ServerRun<'a> {
     waits: u64,
     counts: Counts,
     /// The client fleet's retry limiter (the server's own rate limiter is `limiter`).
-    retry_limiter: Option<Limiter>,
+    /// The fleet's limiter, or one per client instance (empty without a limiter).
+    retry_limiters: Vec<Limiter>,
     /// The uniform draws handed to the limiter's admission, from a stream of their own so that runs without a
     /// probabilistic limiter draw exactly what they drew before admission existed.
     admission_rng: SimRng,
@@ -227,7 +228,7 @@ impl<'a> ServerRun<'a> {
             wait_nanos: 0.0,
             waits: 0,
             counts: Counts::default(),
-            retry_limiter: config.limiter.clone(),
+            retry_limiters: config.limiter.iter().flat_map(|limiter| vec![limiter.clone(); config.limiter_instances as usize]).collect(),
             admission_rng: sim_rng(mix64(seed ^ ADMISSION_STREAM)),
             tracer: None,
         }
@@ -264,12 +265,24 @@ impl<'a> ServerRun<'a> {
         slot
     }
 
+    /// The limiter that keeps the books of `slot`'s client: the fleet's, or its client instance's (its client,
+    /// or an open request's arrival number, modulo the instances).
+    fn limiter_of(&mut self, slot: u32) -> Option<&mut Limiter> {
+        let count = self.retry_limiters.len();
+        if count == 0 {
+            return None;
+        }
+        let instance = self.requests[slot as usize].client as usize % count;
+        self.retry_limiters.get_mut(instance)
+    }
+
     /// The client wants to send an attempt of `slot`: its limiter admits it (send now or after a wait) or
     /// rejects it, in which case the attempt fails locally and the retry policy decides what next.
     fn send_attempt(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
-        if let Some(limiter) = &mut self.retry_limiter {
+        if !self.retry_limiters.is_empty() {
             let draw = self.admission_rng.random::<f64>();
-            match limiter.admit(scheduler.now(), draw) {
+            let admission = self.limiter_of(slot).map_or(Admission::Send, |limiter| limiter.admit(scheduler.now(), draw));
+            match admission {
                 Admission::Send => {}
                 Admission::Wait(wait) => return scheduler.schedule_in(wait, ServerEvent::AdmittedSend { slot }),
                 Admission::Reject => {
@@ -289,7 +302,7 @@ impl<'a> ServerRun<'a> {
         if is_retry {
             self.timeline[series::RETRIES].record(scheduler.now());
         }
-        if let Some(limiter) = &mut self.retry_limiter {
+        if let Some(limiter) = self.limiter_of(slot) {
             limiter.on_send(scheduler.now(), is_retry);
         }
         let token = self.next_token;
@@ -396,7 +409,7 @@ impl<'a> ServerRun<'a> {
     /// constructors, given the attempt's permit).
     fn record_outcome(&mut self, slot: u32, outcome: fn(Option<Permit>) -> CallOutcome, now: SimTime) -> CallOutcome {
         let outcome = outcome(self.requests[slot as usize].permit);
-        if let Some(limiter) = &mut self.retry_limiter {
+        if let Some(limiter) = self.limiter_of(slot) {
             limiter.record(now, outcome);
         }
         outcome
@@ -439,7 +452,7 @@ impl<'a> ServerRun<'a> {
         } else {
             self.config.retry.after_failure(request.failed_attempts, elapsed, failure, &mut request.memory, &mut self.rng)
         };
-        if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, &mut self.retry_limiter) {
+        if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, self.limiter_of(slot)) {
             match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
                 Some(permit) => self.requests[slot as usize].permit = Some(permit),
                 None => {

@@ -758,3 +758,40 @@ fn stacked_limiters_retry_only_with_every_ones_consent() {
     assert!(refused("none, budget").message.contains("\"none\" stands alone"));
     assert!(refused("grpc, grpc").message.contains("listed twice"));
 }
+
+#[test]
+fn a_limiter_per_client_instance_keeps_each_clients_books() {
+    // Every answer fails; each client may retry 9 times. One AWS quota for the fleet allows 100 retries in all;
+    // one per client (as each SDK client object keeps its own) lets every client spend its 9.
+    let retries = |changes: &[(&str, Value)]| {
+        let mut all = vec![
+            ("error_probability", Value::Real(1.0)),
+            ("max_attempts", Value::Count(10)),
+            ("limiter", Value::Choice("aws-quota")),
+        ];
+        all.extend_from_slice(changes);
+        run_metrics(&config(&all), 14)[metric::RETRIES]
+    };
+    let burst = ("clients", Value::Count(1_000));
+    assert_eq!(retries(std::slice::from_ref(&burst)), 100.0);
+    assert_eq!(retries(&[burst, ("limiter_scope", Value::Choice("client"))]), 9_000.0);
+    // An open workload's requests take turns over `client_instances` client objects: 3 quotas of 100 retries.
+    let open = [
+        ("kind", Value::Choice("open")),
+        ("rate", Value::Real(1_000.0)),
+        ("duration", ms(2_000)),
+        ("limiter_scope", Value::Choice("client")),
+        ("client_instances", Value::Count(3)),
+    ];
+    assert_eq!(retries(&open), 300.0);
+    let refused = |changes: &[(&str, Value)]| Server::configure(&ModelKind::Server.point_with(changes)).unwrap_err();
+    let no_instances = refused(&[("kind", Value::Choice("open")), ("limiter_scope", Value::Choice("client"))]);
+    assert_eq!(no_instances.key, "limiter_scope");
+    assert!(no_instances.message.contains("give client_instances"), "{}", no_instances.message);
+    assert_eq!(refused(&[("client_instances", Value::Count(3))]).key, "client_instances");
+    // Per client, systemd's start limit is allowed with many clients.
+    let systemd = [("clients", Value::Count(5)), ("strategy", Value::Choice("systemd"))];
+    assert!(Server::configure(&ModelKind::Server.point_with(&systemd)).is_err());
+    let per_client = [systemd[0].clone(), systemd[1].clone(), ("limiter_scope", Value::Choice("client"))];
+    assert!(Server::configure(&ModelKind::Server.point_with(&per_client)).is_ok());
+}
