@@ -456,7 +456,6 @@ impl Point {
         }
     }
 
-    /// The value of a choice parameter as its enum.
     /// The names of a [`ParamKind::ChoiceList`] value, in the order written.
     pub fn choice_list(&self, key: &'static str) -> Result<Vec<&'static str>, ParamError> {
         let (spec, _) = self.entries.iter().find(|(spec, _)| spec.key == key).ok_or_else(|| {
@@ -477,6 +476,7 @@ impl Point {
             .collect()
     }
 
+    /// The value of a choice parameter as its enum.
     pub fn choice_of<C: Choice>(&self, key: &'static str) -> Result<C, ParamError> {
         let name = self.choice(key)?;
         C::from_name(name).ok_or_else(|| Self::wrong_kind(key, Value::Choice(name)))

@@ -24,6 +24,8 @@ const RETRIES_WHEN_UNLIMITED: u32 = 10;
 pub const MAX_RETRIES: u32 = 1_000;
 /// At most this many sampled operations.
 pub const MAX_SAMPLES: u32 = 10_000_000;
+/// At most this many sleeps in all (retries × samples), about 400 MB of samples.
+const MAX_DRAWS: u64 = 50_000_000;
 
 /// Options of `retrylab delays`.
 #[derive(Clone, Debug)]
@@ -133,6 +135,12 @@ fn retry_count(policy: &RetryPolicy, options: &DelaysOptions) -> Result<u32, Err
         (None, Some(attempts)) => attempts - 1,
         (None, None) => RETRIES_WHEN_UNLIMITED,
     };
+    if u64::from(retries) * u64::from(options.samples) > MAX_DRAWS {
+        return Err(Error::Usage(format!(
+            "{retries} retries × {} samples is more than {MAX_DRAWS} draws; ask for fewer of either",
+            options.samples
+        )));
+    }
     if retries == 0 {
         return Err(Error::Usage(format!(
             "{} never retries (max_attempts = 1); pass --retries N to sample its sleeps anyway",
@@ -145,7 +153,7 @@ fn retry_count(policy: &RetryPolicy, options: &DelaysOptions) -> Result<u32, Err
 /// The sleeps in milliseconds, one column per retry (`columns[n − 1]` holds retry n), one row per operation.
 pub(crate) fn sample(policy: &RetryPolicy, retries: u32, samples: u32, seed: u64, kind: FailureKind) -> Vec<Vec<f64>> {
     let mut rng = sim_rng(seed);
-    let mut columns = vec![Vec::with_capacity(samples as usize); retries as usize];
+    let mut columns: Vec<Vec<f64>> = (0..retries).map(|_| Vec::with_capacity(samples as usize)).collect();
     for _ in 0..samples {
         let mut memory = BackoffMemory::default();
         for (index, column) in columns.iter_mut().enumerate() {
@@ -199,21 +207,13 @@ fn readable(ms: f64) -> String {
 }
 
 fn table(name: &str, policy: &RetryPolicy, options: &DelaysOptions, rows: Vec<RetryDelays>) -> String {
-    let backoff = &policy.backoff;
-    let attempts = policy.max_attempts.map_or("unlimited attempts".to_owned(), |n| format!("{n} attempts"));
     let error = match options.error {
         FailureKind::Transient => "after transient errors",
         FailureKind::Throttling => "after throttling errors",
     };
-    let formula = if policy.strategy.name() == name { String::new() } else { format!("{}, ", policy.strategy) };
-    let base = match (options.error, policy.throttling_base) {
-        (FailureKind::Throttling, Some(base)) => base,
-        _ => backoff.base,
-    };
     let mut text = format!(
-        "{name}: {formula}b = {}, c = {}, m = {}; {attempts}\nsleep before retry n, {error}; {} operations, seed \
-         {}\n\n",
-        base, backoff.cap, backoff.multiplier, options.samples, options.seed
+        "{name}: {policy}\nsleep before retry n, {error}; {} operations, seed {}\n\n",
+        options.samples, options.seed
     );
     let header = ["retry", "mean", "p10", "p50", "p90", "min", "max", "since first try"];
     let cells: Vec<[String; 8]> = rows

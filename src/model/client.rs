@@ -444,13 +444,6 @@ pub(crate) fn retry_on(point: &Point, preset: Option<&Preset>, otherwise: RetryO
     }
 }
 
-/// Whether the limiter that runs is the preset's: `limiter = "none"` with a preset that brings one.
-pub(crate) fn runs_the_presets_limiter(point: &Point) -> bool {
-    let preset_limiter =
-        point.choice("strategy").ok().and_then(Preset::lookup).is_some_and(|preset| preset.limiter.is_some());
-    preset_limiter && point.choice_list("limiter").is_ok_and(|names| names == ["none"])
-}
-
 /// The client policy a point runs, after the preset is resolved, in one line: `policy` (the backoff with its
 /// parameters and attempts, as the model configured it), the limiter with its knobs (and whose it is), and what
 /// is retried (`retry_on`, when the model has a list).
@@ -496,9 +489,27 @@ fn describe_limiter(point: &Point, kind: LimiterKind) -> Result<String, ParamErr
 pub(crate) struct LimiterSetting {
     /// `budget` among them, with its ratio; the model keeps the books.
     pub(crate) budget: Option<f64>,
-    /// The shipped limiter, or a [`LimiterStack`] of several in the order written.
-    pub(crate) shipped: Option<Limiter>,
+    /// The shipped limiters, in the order written.
+    pub(crate) shipped: Vec<Limiter>,
 }
+
+impl LimiterSetting {
+    /// The shipped limiters and `own` (a model's own budget, kept as a limiter) as one: none, the one, or a
+    /// [`LimiterStack`] asking them in that order.
+    pub(crate) fn combined(self, own: Option<Limiter>) -> Option<Limiter> {
+        let mut members = self.shipped;
+        members.extend(own);
+        match members.len() {
+            0 => None,
+            1 => members.pop(),
+            _ => Some(Limiter::Stack(LimiterStack::new(members))),
+        }
+    }
+}
+
+/// Limiters that refund a successful retry by its permit's cost: a stack hands one permit to all its members,
+/// so it may hold at most one of them.
+const REFUNDING: &[LimiterKind] = &[LimiterKind::AwsQuota, LimiterKind::AwsQuota2026, LimiterKind::AwsAdaptive];
 
 /// The limiters a point's `limiter`, `budget` and knobs describe; with `limiter = "none"`, the limiter of
 /// `preset` if it brings one. `none` and `off` stand alone; a name may appear once.
@@ -527,12 +538,15 @@ pub(crate) fn limiter_setting(point: &Point, preset: Option<&Preset>) -> Result<
             LimiterChoice::Shipped(kind) => shipped.push(kind.build(point)),
         }
     }
-    let mut shipped = shipped.into_iter().collect::<Result<Vec<_>, _>>()?;
-    setting.shipped = match shipped.len() {
-        0 => None,
-        1 => shipped.pop(),
-        _ => Some(Limiter::Stack(LimiterStack(shipped))),
-    };
+    let refunding: Vec<&str> =
+        names.iter().copied().filter(|name| REFUNDING.iter().any(|kind| kind.name() == *name)).collect();
+    if refunding.len() > 1 {
+        return Err(ParamError::new(
+            "limiter",
+            format!("{} both refund retries by their cost; a stack takes one of them", refunding.join(" and ")),
+        ));
+    }
+    setting.shipped = shipped.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(setting)
 }
 
@@ -560,7 +574,7 @@ mod tests {
             assert_eq!(policy.max_attempts, preset.max_attempts);
             assert_eq!(policy.deadline, Some(SimDuration::from_secs(7)), "the deadline is the client's");
             let limiter = limiter_setting(&point, from).unwrap();
-            let expected = LimiterSetting { budget: None, shipped: preset.shipped_limiter() };
+            let expected = LimiterSetting { budget: None, shipped: preset.shipped_limiter().into_iter().collect() };
             assert_eq!(limiter, expected, "{}", preset.name);
         }
     }
@@ -591,7 +605,6 @@ mod tests {
         let preset = Preset::lookup("botocore-standard");
         assert_eq!(limiter_setting(&point("off"), preset).unwrap(), LimiterSetting::default());
         assert_ne!(limiter_setting(&point("none"), preset).unwrap(), LimiterSetting::default());
-        assert!(runs_the_presets_limiter(&point("none")) && !runs_the_presets_limiter(&point("off")));
         let (policy, _) = retry_policy(&point("none")).unwrap();
         let text = describe_policy(&point("none"), &policy, None).unwrap();
         assert_eq!(
@@ -622,13 +635,16 @@ mod tests {
             let knobs = LimiterKind::Grpc.knobs().iter();
             let point =
                 Point::new(knobs.map(|k| (k, (k.key == "max_tokens").then_some(Value::Real(max_tokens)))).collect());
-            LimiterSetting { budget: None, shipped: Some(LimiterKind::Grpc.build(&point).unwrap()) }
+            LimiterSetting { budget: None, shipped: vec![LimiterKind::Grpc.build(&point).unwrap()] }
         };
         let explicit = tuned(&[("limiter", Value::Choice("grpc")), ("max_tokens", Value::Real(20.0))]);
         assert_eq!(explicit, grpc(20.0));
         let point = server_point(&[("strategy", Value::Choice("grpc")), ("max_tokens", Value::Real(20.0))]);
         assert_eq!(limiter_setting(&point, Preset::lookup("grpc")).unwrap(), grpc(20.0));
-        assert_eq!(tuned(&[("limiter", Value::Choice("budget"))]), LimiterSetting { budget: Some(0.1), shipped: None });
+        assert_eq!(
+            tuned(&[("limiter", Value::Choice("budget"))]),
+            LimiterSetting { budget: Some(0.1), shipped: Vec::new() }
+        );
     }
 
     #[test]

@@ -157,9 +157,10 @@ pub(crate) trait SimModel {
         "request"
     }
 
-    /// The client policy a point runs, presets resolved, in one line for people (`--list-points`, the
-    /// manifest, `show`); `None` for models whose clients have no retry policy to speak of.
-    fn describe_policy(_point: &Point) -> Result<Option<String>, ParamError> {
+    /// The client policy a point runs (`config`, configured from `point`), presets resolved, in one line for
+    /// people (`--list-points`, the manifest, `show`); `None` for models whose clients have no retry policy to
+    /// speak of.
+    fn describe_policy(_point: &Point, _config: &Self::Config) -> Result<Option<String>, ParamError> {
         Ok(None)
     }
 }
@@ -264,10 +265,6 @@ macro_rules! register_models {
             pub fn part_table(self) -> Option<&'static PartTable> {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::PARTS),+ }
             }
-            /// The client policy `point` runs, in one line (see [`SimModel::describe_policy`]).
-            pub fn describe_policy(self, point: &Point) -> Result<Option<String>, ParamError> {
-                match self { $(ModelKind::$variant => <$module::$model as SimModel>::describe_policy(point)),+ }
-            }
             pub fn configure(self, point: &Point) -> Result<ModelConfig, ParamError> {
                 match self {
                     $(ModelKind::$variant => <$module::$model as SimModel>::configure(point).map(|config| ModelConfig(Configured::$variant(Box::new(config))))),+
@@ -283,6 +280,12 @@ macro_rules! register_models {
             /// Names of the services a trace's `layer` indexes (the layered model's graph); empty elsewhere.
             pub fn service_names(&self) -> Vec<String> {
                 match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::service_names(config)),+ }
+            }
+
+            /// The client policy this configuration of `point` runs, in one line (see
+            /// [`SimModel::describe_policy`]).
+            pub fn describe_policy(&self, point: &Point) -> Result<Option<String>, ParamError> {
+                match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::describe_policy(point, config)),+ }
             }
 
             /// What a trace's span owner is: a client, a station, a request.

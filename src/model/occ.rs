@@ -113,8 +113,8 @@ impl SimModel for Occ {
     }
 
     /// The OCC model has no limiter and retries every conflict: its policy is the backoff alone.
-    fn describe_policy(point: &Point) -> Result<Option<String>, ParamError> {
-        Ok(Some(client::retry_policy(point)?.0.to_string()))
+    fn describe_policy(_: &Point, config: &OccConfig) -> Result<Option<String>, ParamError> {
+        Ok(Some(config.retry.to_string()))
     }
 
     fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {

@@ -54,14 +54,8 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
         }
         let point = point_of(scenario, &swept);
         let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
-        let policy = scenario.model.describe_policy(&point).map_err(|problem| locate(scenario, &swept, problem))?;
+        let policy = config.describe_policy(&point).map_err(|problem| locate(scenario, &swept, problem))?;
         let hash = stable_hash(point.canonical_text().as_bytes());
-        // A swept `limiter = "none"` that runs the preset's limiter is labelled for what it runs.
-        for (value, axis) in swept.iter_mut().zip(&scenario.sweep) {
-            if axis.spec.key == "limiter" && crate::model::client::runs_the_presets_limiter(&point) {
-                *value = Value::Choice("preset");
-            }
-        }
         points.push(PlannedPoint { index, swept, hash, config, policy });
     }
     Ok(points)

@@ -354,7 +354,7 @@ fn delays_prints_a_table_csv_or_raw_samples_and_is_deterministic() {
          4,40000,40000,40000,40000,40000,40000,70000\n"
     );
     let table = run(&["botocore-standard", "--samples", "1000"]);
-    assert!(table.contains("b = 50ms") && table.contains("--error throttling"), "{table}");
+    assert!(table.contains("b=50ms (1s after throttling)") && table.contains("--error throttling"), "{table}");
     let raw = run(&["full-jitter", "--set", "base=10ms", "--retries", "2", "--samples", "50", "--seed", "3", "--raw"]);
     assert_eq!(raw.lines().count(), 1 + 2 * 50);
     assert_eq!(
@@ -400,9 +400,9 @@ limiter = ["none", "off"]
     let listed = String::from_utf8(listed.get_output().stdout.clone()).unwrap();
     let lines: Vec<&str> = listed.lines().collect();
     assert!(lines[0].ends_with("strategy\tlimiter\tpolicy"), "{listed}");
-    // `none` with a preset runs the preset's limiter, and is labelled so; `off` runs none.
+    // `none` with a preset runs the preset's limiter, and the policy column says so; `off` runs none.
     assert!(
-        lines[1].contains("botocore-standard\tpreset\t") && lines[1].contains("limiter aws-quota-2026 (the preset's)")
+        lines[1].contains("botocore-standard\tnone\t") && lines[1].contains("limiter aws-quota-2026 (the preset's)")
     );
     assert!(lines[2].contains("botocore-standard\toff\t") && lines[2].contains("limiter none"), "{listed}");
     assert!(lines[3].contains("full-jitter\tnone\tfull-jitter b=5ms c=2s m=2, unlimited attempts"), "{listed}");
@@ -412,7 +412,7 @@ limiter = ["none", "off"]
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["policies"].as_array().unwrap().len(), 4);
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(summary.lines().nth(1).unwrap().starts_with("botocore-standard,preset,"), "{summary}");
+    assert!(summary.lines().nth(1).unwrap().starts_with("botocore-standard,none,"), "{summary}");
     let shown = retrylab().env("COLUMNS", "200").args(["show", out.to_str().unwrap()]).assert().success();
     let shown = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
     assert!(shown.contains("client policy per point:"), "{shown}");

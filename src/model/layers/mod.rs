@@ -21,7 +21,7 @@ mod run;
 #[cfg(test)]
 mod tests;
 
-use super::client::{self, LimiterSetting};
+use super::client;
 use super::distributions::{self, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{RunOutput, RunSettings, SimModel};
@@ -66,6 +66,10 @@ pub(crate) const PER_LAYER_KEYS: &[&str] = &[
     "hedge_percentile",
     "hedge_max_extra",
     "retry_on",
+    "floor",
+    "jitter",
+    "jitter_fraction",
+    "steps",
 ];
 
 const PER_LAYER_AND_KNOB_KEYS: [&str; PER_LAYER_KEYS.len() + LimiterKind::KNOB_KEYS.len()] =
@@ -474,8 +478,7 @@ impl SimModel for Layers {
 
     /// The user's client's policy, then each service whose own policy towards the services it calls differs
     /// (its `[layer.*]` table, or the placement), as `; NAME: …`.
-    fn describe_policy(point: &Point) -> Result<Option<String>, ParamError> {
-        let config = Layers::configure(point)?;
+    fn describe_policy(point: &Point, config: &LayersConfig) -> Result<Option<String>, ParamError> {
         let describe = |point: &Point, caller: &CallerPolicy| {
             let policy = RetryPolicy { max_attempts: Some(caller.attempts), ..caller.backoff };
             client::describe_policy(point, &policy, Some(&caller.retry_on))
@@ -544,7 +547,9 @@ fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPol
             "a zero delay with no `hedge_max_extra` cap doubles every attempt; give a delay > 0 or a cap".into(),
         ));
     }
-    let LimiterSetting { budget, shipped: limiter } = client::limiter_setting(point, preset)?;
+    let setting = client::limiter_setting(point, preset)?;
+    let budget = setting.budget;
+    let limiter = setting.combined(None);
     Ok(CallerPolicy {
         attempts: if retries { attempts } else { 1 },
         backoff,

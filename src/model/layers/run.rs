@@ -262,7 +262,13 @@ impl<'a> LayersRun<'a> {
                 Admission::Send => {}
                 Admission::Reject => {
                     self.rejected_locally += 1;
-                    return self.after_failure(call, false, true, scheduler);
+                    // A retry granted but never sent: its permit goes back as a withdrawal.
+                    if let (Some(permit), Some(limiter)) =
+                        (self.calls[call as usize].permit.take(), &mut self.limiters[limiter])
+                    {
+                        limiter.withdraw(scheduler.now(), false, Some(permit));
+                    }
+                    return self.after_failure(call, Failed::Error, true, scheduler);
                 }
                 Admission::Wait(delay) => {
                     let tag = self.tag();
@@ -542,7 +548,8 @@ impl<'a> LayersRun<'a> {
             Status::Throttled => retry_on.rejected || retry_on.retries(Response { status: 429, transient_body: true }),
             Status::Ok | Status::Failed => retry_on.retries(Response { status: 503, transient_body: true }),
         };
-        self.after_failure(call, false, retried, scheduler);
+        let failed = if status == Status::Throttled { Failed::Throttled } else { Failed::Error };
+        self.after_failure(call, failed, retried, scheduler);
     }
 
     /// Times out every attempt of `caller` whose deadline has come, then re-arms the timer for the next one.
@@ -571,12 +578,12 @@ impl<'a> LayersRun<'a> {
             limiter.record(scheduler.now(), Outcome::timeout(attempt.permit));
         }
         let retried = self.policy(snapshot.caller).retry_on.timeout;
-        self.after_failure(call, true, retried, scheduler);
+        self.after_failure(call, Failed::Timeout, retried, scheduler);
     }
 
     /// An attempt of `call` failed (or timed out, or was refused locally): wait for a hedge still in flight,
     /// else retry (if `retried`: the caller retries this failure) or give up.
-    fn after_failure(&mut self, call: u32, after_timeout: bool, retried: bool, scheduler: &mut Scheduler<LayerEvent>) {
+    fn after_failure(&mut self, call: u32, failed: Failed, retried: bool, scheduler: &mut Scheduler<LayerEvent>) {
         let now = scheduler.now();
         if self.calls[call as usize].in_flight.iter().any(Option::is_some) {
             return;
@@ -595,7 +602,7 @@ impl<'a> LayersRun<'a> {
             return self.finish_call(call, false, scheduler);
         }
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
-            match limiter.acquire_retry(now, Failed::of(after_timeout, false)) {
+            match limiter.acquire_retry(now, failed) {
                 Some(permit) => self.calls[call as usize].permit = Some(permit),
                 None => {
                     self.refused += 1;
@@ -610,7 +617,8 @@ impl<'a> LayersRun<'a> {
         let state = &mut self.calls[call as usize];
         state.timer = tag;
         let elapsed = now - state.started;
-        match policy.backoff.after_failure(state.failed_attempts, elapsed, (FailureKind::Transient, None), &mut state.memory, &mut self.rng) {
+        let kind = if failed == Failed::Throttled { FailureKind::Throttling } else { FailureKind::Transient };
+        match policy.backoff.after_failure(state.failed_attempts, elapsed, (kind, None), &mut state.memory, &mut self.rng) {
             RetryDecision::RetryAfter(sleep) => {
                 state.slept = sleep;
                 scheduler.schedule_in(sleep, LayerEvent::RetryDue { call, tag })

@@ -1,11 +1,11 @@
 //! A point of the server model, checked as a whole and turned into a typed [`ServerConfig`].
 
 use super::params::{LimiterScope, OnTimeout, OutageKind};
-use crate::model::client::{self, LimiterSetting};
+use crate::model::client;
 use crate::model::distributions::TimeDistribution;
 use crate::model::faults::{FaultKind, FaultWindow, Faults};
 use crate::params::{ParamError, Point, Switch, Value};
-use crate::policy::limiters::{Limiter, LimiterStack, RetryBudget};
+use crate::policy::limiters::{Limiter, RetryBudget};
 use crate::policy::{Classifier, RetryOn, RetryPolicy};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, Workload};
@@ -131,17 +131,10 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
     if preset.is_none() || point.is_written("retry_after") {
         retry.retry_after = point.choice_of("retry_after")?;
     }
-    let LimiterSetting { budget, shipped } = client::limiter_setting(point, preset)?;
-    let budget = budget.map(|ratio| Limiter::Budget(RetryBudget::new(ratio, 0.0, BUDGET_WINDOW)));
-    // The fleet's ratio budget joins a shipped limiter as one more member of its stack.
-    let limiter = match (budget, shipped) {
-        (Some(budget), Some(Limiter::Stack(LimiterStack(mut members)))) => {
-            members.push(budget);
-            Some(Limiter::Stack(LimiterStack(members)))
-        }
-        (Some(budget), Some(shipped)) => Some(Limiter::Stack(LimiterStack(vec![shipped, budget]))),
-        (budget, shipped) => shipped.or(budget),
-    };
+    let setting = client::limiter_setting(point, preset)?;
+    // The fleet's ratio budget is kept as one more limiter, asked after the shipped ones.
+    let budget = setting.budget.map(|ratio| Limiter::Budget(RetryBudget::new(ratio, 0.0, BUDGET_WINDOW)));
+    let limiter = setting.combined(budget);
     let limiter_instances = limiter_instances(point, &workload)?;
     // Per client instance, a limiter that counts one process's starts means what it says.
     if point.choice_of::<LimiterScope>("limiter_scope")? == LimiterScope::Fleet {
@@ -200,12 +193,12 @@ fn limiter_instances(point: &Point, workload: &Workload) -> Result<u32, ParamErr
     }
 }
 
-/// The server model shares one limiter among all its clients: a limiter that counts the starts of one process
-/// (systemd's) means something only when there is one client.
+/// With `limiter_scope = "fleet"` the server model shares one limiter among all its clients: a limiter that counts
+/// the starts of one process (systemd's) then means something only when there is one client.
 fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Workload) -> Result<(), ParamError> {
     let systemd = match limiter {
         Some(Limiter::Systemd(_)) => true,
-        Some(Limiter::Stack(LimiterStack(members))) => members.iter().any(|member| matches!(member, Limiter::Systemd(_))),
+        Some(Limiter::Stack(stack)) => stack.members().iter().any(|member| matches!(member, Limiter::Systemd(_))),
         _ => false,
     };
     if !systemd {
@@ -221,8 +214,8 @@ fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Worklo
     let key = if point.choice_list("limiter")? == ["none"] { "strategy" } else { "limiter" };
     Err(ParamError::new(
         key,
-        "systemd's start limit counts the starts of one unit, and the server model shares one limiter among all its \
-         clients: use it with clients = 1 (a burst or closed workload)"
+        "systemd's start limit counts the starts of one unit, and here one limiter serves the whole fleet: use it \
+         with clients = 1 (a burst or closed workload), or give each client its own with limiter_scope = \"client\""
             .into(),
     ))
 }

@@ -113,8 +113,7 @@ impl SimModel for Server {
         }
     }
 
-    fn describe_policy(point: &Point) -> Result<Option<String>, ParamError> {
-        let config = config::configure(point)?;
+    fn describe_policy(point: &Point, config: &ServerConfig) -> Result<Option<String>, ParamError> {
         let mut text = client::describe_policy(point, &config.retry, Some(&config.retry_on))?;
         if config.limiter.is_some() && point.choice("limiter_scope")? == "client" {
             text.push_str(&format!(", one limiter per client instance ({})", config.limiter_instances));

@@ -287,6 +287,12 @@ impl<'a> ServerRun<'a> {
                 Admission::Wait(wait) => return scheduler.schedule_in(wait, ServerEvent::AdmittedSend { slot }),
                 Admission::Reject => {
                     self.counts.rejected_locally += 1;
+                    // A retry granted but never sent: its permit goes back as a withdrawal.
+                    if let Some(permit) = self.requests[slot as usize].permit.take()
+                        && let Some(limiter) = self.limiter_of(slot)
+                    {
+                        limiter.withdraw(scheduler.now(), false, Some(permit));
+                    }
                     self.requests[slot as usize].failed_attempts += 1;
                     return self.retry_or_give_up(slot, (FailureKind::Transient, None), false, scheduler);
                 }

@@ -14,8 +14,7 @@ impl BackoffFormula for ExponentialPlusJitter {
     const ABOUT: &'static str = "exponential from the base plus U(0, j), then capped (tenacity wait_exponential_jitter)";
 
     fn delay<R: Rng + ?Sized>(params: &BackoffParams, n: u32, _: &mut BackoffMemory, rng: &mut R) -> SimDuration {
-        let exponent = n.saturating_sub(1).min(i32::MAX as u32) as i32;
-        let raw = params.base_nanos() * params.multiplier.powi(exponent) + uniform(rng, 0.0, params.jitter.as_nanos_f64());
+        let raw = params.exponential_nanos(n.saturating_sub(1)) + uniform(rng, 0.0, params.jitter.as_nanos_f64());
         SimDuration::from_nanos_f64(raw.min(params.cap_nanos()).max(params.floor.as_nanos_f64()))
     }
 }

@@ -57,10 +57,17 @@ impl BackoffParams {
         self.cap.as_nanos_f64()
     }
 
+    /// `b·m^k`, uncapped (0 when b is 0, however large `m^k` grows).
+    pub(crate) fn exponential_nanos(&self, k: u32) -> f64 {
+        if self.base.is_zero() {
+            return 0.0;
+        }
+        self.base_nanos() * self.multiplier.powi(k.min(i32::MAX as u32) as i32)
+    }
+
     /// `min(c, b·m^n)`, the capped exponential that several jittered formulas start from.
     pub(crate) fn capped_exponential_nanos(&self, n: u32) -> f64 {
-        let exponent = n.min(i32::MAX as u32) as i32;
-        (self.base_nanos() * self.multiplier.powi(exponent)).min(self.cap_nanos())
+        self.exponential_nanos(n).min(self.cap_nanos())
     }
 }
 
@@ -74,7 +81,8 @@ pub struct BackoffMemory(pub f64);
 pub trait BackoffFormula {
     /// The kebab-case name used in scenario files and on the command line.
     const NAME: &'static str;
-    /// The formula in terms of `n`, `b`, `c`, `m` and `U(x, y)` (uniform draw), for `retrylab strategies`.
+    /// The formula in terms of `n`, `b`, `c`, `m` (and `f`, `j`, `q`, `k` for the formulas that read them) and
+    /// `U(x, y)` (uniform draw), for `retrylab strategies`.
     const FORMULA: &'static str;
     /// One sentence: what it is for, and where it comes from.
     const ABOUT: &'static str;

@@ -277,3 +277,38 @@ fn envoy_jitter_draws_below_2_to_the_n_minus_1_bases_and_caps_the_draw() {
         assert!((at_cap - expected_at_cap).abs() <= half_width, "n={n}: {at_cap} of draws at the cap");
     }
 }
+
+#[test]
+fn the_library_formulas_floor_jitter_and_cap_where_their_sources_do() {
+    let ms = SimDuration::from_millis;
+    let mut rng = test_rng(11);
+    let mut memory = BackoffMemory::default();
+    // tenacity's wait_exponential(multiplier=0.5, min=1, max=10): never below the floor, then capped.
+    let tenacity = BackoffParams { floor: ms(1_000), ..BackoffParams::new(ms(500), ms(10_000), 2.0) };
+    let mut sleep_ms = |strategy: Strategy, params: &BackoffParams, n| {
+        strategy.delay(params, n, &mut memory, &mut rng).as_millis_f64()
+    };
+    let clamped: Vec<f64> = (1..=7).map(|n| sleep_ms(Strategy::ClampedExponential, &tenacity, n)).collect();
+    assert_eq!(clamped, [1_000.0, 1_000.0, 2_000.0, 4_000.0, 8_000.0, 10_000.0, 10_000.0]);
+    // wait_random_exponential: between the floor and what wait_exponential waits.
+    for n in 1..=7 {
+        let high = clamped[n as usize - 1];
+        for _ in 0..200 {
+            let sleep = sleep_ms(Strategy::FlooredFullJitter, &tenacity, n);
+            assert!((1_000.0..=high).contains(&sleep), "n = {n}: {sleep}");
+        }
+    }
+    // wait_exponential_jitter(initial=1, max=30, jitter=1): the jitter goes in before the cap, so once the
+    // exponential passes the cap every sleep is the cap exactly.
+    let jittered = BackoffParams { jitter: ms(1_000), ..BackoffParams::new(ms(1_000), ms(30_000), 2.0) };
+    for _ in 0..200 {
+        let third = sleep_ms(Strategy::ExponentialPlusJitter, &jittered, 3);
+        assert!((4_000.0..5_000.0).contains(&third), "{third}");
+        assert_eq!(sleep_ms(Strategy::ExponentialPlusJitter, &jittered, 6), 30_000.0);
+    }
+    // urllib3 with backoff_factor 0 (its default) sleeps 0 however many retries, and with a factor the first
+    // retry is still immediate.
+    let urllib3 = BackoffParams { jitter: ms(200), ..BackoffParams::new(SimDuration::ZERO, ms(120_000), 2.0) };
+    assert_eq!(sleep_ms(Strategy::ZeroThenExponential, &urllib3, 1), 0.0);
+    assert!(sleep_ms(Strategy::ZeroThenExponential, &urllib3, 2_000) <= 200.0, "b = 0 never reaches the cap");
+}

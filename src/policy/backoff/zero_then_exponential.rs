@@ -17,8 +17,7 @@ impl BackoffFormula for ZeroThenExponential {
         if n <= 1 {
             return SimDuration::ZERO;
         }
-        let exponent = (n - 1).min(i32::MAX as u32) as i32;
-        let raw = params.base_nanos() * params.multiplier.powi(exponent) + uniform(rng, 0.0, params.jitter.as_nanos_f64());
+        let raw = params.exponential_nanos(n - 1) + uniform(rng, 0.0, params.jitter.as_nanos_f64());
         SimDuration::from_nanos_f64(raw.min(params.cap_nanos()))
     }
 }

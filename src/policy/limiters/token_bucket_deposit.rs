@@ -37,8 +37,9 @@ impl RetryLimiter for RetryTokenBucket {
         })
     }
 
-    fn release(&mut self, _: SimTime, permit: Permit) {
-        self.tokens = (self.tokens + permit.cost).min(self.capacity);
+    /// A retry costs one token, whatever the permit says (a stack's permit carries its costliest member's cost).
+    fn release(&mut self, _: SimTime, _: Permit) {
+        self.tokens = (self.tokens + 1.0).min(self.capacity);
     }
 
     fn record(&mut self, _: SimTime, outcome: Outcome) {
