@@ -14,7 +14,9 @@ use crate::policy::{Strategy, presets};
 
 /// What `limiter` accepts besides the shipped limiters, with what it means.
 const OWN_LIMITERS: &[(&str, &str)] = &[
-    ("none", "no limiter of the client's own: the preset's, when `strategy` is a preset"),
+    ("none", "no limiter of the client's own: the preset's, when `strategy` is a preset (written, refused there)"),
+    ("off", "no limiter at all, not even a preset's"),
+    ("preset", "the preset's own limiter, when `strategy` is a preset; else none"),
     (
         "budget",
         "the model's own ratio budget, retries ≤ budget × first tries: over 10 s for the server's client fleet \

@@ -34,7 +34,7 @@ impl StrategyChoice {
 /// What `limiter` names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LimiterChoice {
-    /// No limiter of the client's own (a preset's, if `strategy` is one).
+    /// No limiter of the client's own: the preset's, if `strategy` is one (`none`, or `preset` to say so).
     None,
     /// No limiter at all, not even a preset's.
     Off,
@@ -46,7 +46,7 @@ pub(crate) enum LimiterChoice {
 impl LimiterChoice {
     pub(crate) fn from_name(name: &str) -> Option<LimiterChoice> {
         match name {
-            "none" => Some(LimiterChoice::None),
+            "none" | "preset" => Some(LimiterChoice::None),
             "off" => Some(LimiterChoice::Off),
             "budget" => Some(LimiterChoice::Budget),
             other => LimiterKind::from_name(other).map(LimiterChoice::Shipped),
@@ -114,13 +114,14 @@ impl Hosts {
         names
     }
 
-    /// `none`, `off`, `budget`, then the shipped limiters this host runs.
+    /// `none`, `off`, `preset`, `budget`, then the shipped limiters this host runs.
     const fn limiter_names<const N: usize>(self) -> [&'static str; N] {
         let mut names = [""; N];
         names[0] = "none";
         names[1] = "off";
-        names[2] = "budget";
-        let mut n = 3;
+        names[2] = "preset";
+        names[3] = "budget";
+        let mut n = 4;
         let mut i = 0;
         while i < LimiterKind::ALL.len() {
             if self.runs(Some(LimiterKind::ALL[i])) {
@@ -144,10 +145,10 @@ pub(crate) const POLICIES_FOR_SHARED_CALLERS: &[&str] =
 pub(crate) const POLICIES_WITHOUT_LIMITER: &[&str] =
     &Hosts::NoLimiter.strategy_names::<{ Strategy::NAMES.len() + Hosts::NoLimiter.preset_count() }>();
 /// `limiter` in a model that simulates every limiter.
-pub(crate) const ANY_LIMITER: &[&str] = &Hosts::AnyLimiter.limiter_names::<{ 3 + Hosts::AnyLimiter.limiter_count() }>();
+pub(crate) const ANY_LIMITER: &[&str] = &Hosts::AnyLimiter.limiter_names::<{ 4 + Hosts::AnyLimiter.limiter_count() }>();
 /// `limiter` where callers handle many calls at once.
 pub(crate) const LIMITERS_FOR_SHARED_CALLERS: &[&str] =
-    &Hosts::SharedCallers.limiter_names::<{ 3 + Hosts::SharedCallers.limiter_count() }>();
+    &Hosts::SharedCallers.limiter_names::<{ 4 + Hosts::SharedCallers.limiter_count() }>();
 
 /// Why a model refuses a preset or limiter that exists (for the message that lists what it accepts).
 pub(crate) fn refusal_hint(key: &str, name: &str) -> Option<String> {
@@ -293,7 +294,8 @@ pub(crate) const fn limiter(choices: &'static [&'static str]) -> ParamSpec {
         "limiter",
         ParamKind::ChoiceList(choices),
         ParamDefault::Value(Value::Choice("none")),
-        "retry limiter: none (a preset's own, when `strategy` is one), off (none at all, not even a preset's), budget \
+        "retry limiter: none (a preset's own, when `strategy` is one; write preset to run it from a sweep or --set), \
+         off (none at all, not even a preset's), budget \
          (retries ≤ budget × first tries), or a limiter as shipped, tuned by its knobs (see `retrylab strategies`); a \
          list stacks them: [\"aws-quota\", \"budget\"] retries only with every one's consent",
     )
@@ -515,6 +517,19 @@ const REFUNDING: &[LimiterKind] = &[LimiterKind::AwsQuota, LimiterKind::AwsQuota
 /// `preset` if it brings one. `none` and `off` stand alone; a name may appear once.
 pub(crate) fn limiter_setting(point: &Point, preset: Option<&Preset>) -> Result<LimiterSetting, ParamError> {
     let names = point.choice_list("limiter")?;
+    if let (["none"], Some(kind)) = (&names[..], preset.and_then(|preset| preset.limiter))
+        && point.is_written("limiter")
+    {
+        // A written `none` would be a label that says no limiter ran where the preset's did.
+        return Err(ParamError::new(
+            "limiter",
+            format!(
+                "with the {} preset, \"none\" would still run its {kind} limiter: write \"preset\" for that, or \
+                 \"off\" for no limiter at all",
+                preset.map_or("", |preset| preset.name)
+            ),
+        ));
+    }
     let mut setting = LimiterSetting::default();
     let mut shipped = Vec::new();
     for (position, name) in names.iter().enumerate() {
@@ -604,9 +619,14 @@ mod tests {
         };
         let preset = Preset::lookup("botocore-standard");
         assert_eq!(limiter_setting(&point("off"), preset).unwrap(), LimiterSetting::default());
-        assert_ne!(limiter_setting(&point("none"), preset).unwrap(), LimiterSetting::default());
-        let (policy, _) = retry_policy(&point("none")).unwrap();
-        let text = describe_policy(&point("none"), &policy, None).unwrap();
+        assert_ne!(limiter_setting(&point("preset"), preset).unwrap(), LimiterSetting::default());
+        // Unwritten, `none` runs the preset's limiter; written, it would mislabel the point, so it is refused.
+        let unwritten = server_point(&[("strategy", Value::Choice("botocore-standard"))]);
+        assert_eq!(limiter_setting(&unwritten, preset).unwrap(), limiter_setting(&point("preset"), preset).unwrap());
+        let written = limiter_setting(&point("none"), preset).unwrap_err();
+        assert!(written.message.contains("write \"preset\" for that, or \"off\""), "{}", written.message);
+        let (policy, _) = retry_policy(&point("preset")).unwrap();
+        let text = describe_policy(&point("preset"), &policy, None).unwrap();
         assert_eq!(
             text,
             "full-jitter-from-base b=50ms (1s after throttling) c=20s m=2, 3 attempts, Retry-After aws-bounded, \
@@ -652,7 +672,7 @@ mod tests {
         assert_eq!(ANY_POLICY.len(), Strategy::NAMES.len() + presets::ALL.len());
         assert!(POLICIES_FOR_SHARED_CALLERS.contains(&"grpc") && !POLICIES_FOR_SHARED_CALLERS.contains(&"systemd"));
         assert!(POLICIES_WITHOUT_LIMITER.contains(&"k8s-crashloop") && !POLICIES_WITHOUT_LIMITER.contains(&"grpc"));
-        assert_eq!(ANY_LIMITER.len(), 3 + LimiterKind::ALL.len());
+        assert_eq!(ANY_LIMITER.len(), 4 + LimiterKind::ALL.len());
         assert!(!LIMITERS_FOR_SHARED_CALLERS.contains(&"systemd") && LIMITERS_FOR_SHARED_CALLERS.contains(&"envoy"));
         for name in ANY_POLICY {
             assert!(StrategyChoice::from_name(name).is_some(), "{name}");

@@ -393,26 +393,36 @@ kind = "burst"
 clients = 20
 [sweep]
 strategy = ["botocore-standard", "full-jitter"]
-limiter = ["none", "off"]
+limiter = ["preset", "off"]
 "#;
     let scenario = write_scenario(dir.path(), "policies.toml", text);
     let listed = retrylab().args(["run", scenario.to_str().unwrap(), "--list-points"]).assert().success();
     let listed = String::from_utf8(listed.get_output().stdout.clone()).unwrap();
     let lines: Vec<&str> = listed.lines().collect();
     assert!(lines[0].ends_with("strategy\tlimiter\tpolicy"), "{listed}");
-    // `none` with a preset runs the preset's limiter, and the policy column says so; `off` runs none.
+    // `preset` runs the preset's limiter, and the policy column names it; `off` runs none; a plain strategy has
+    // no preset, so `preset` runs none there.
     assert!(
-        lines[1].contains("botocore-standard\tnone\t") && lines[1].contains("limiter aws-quota-2026 (the preset's)")
+        lines[1].contains("botocore-standard\tpreset\t") && lines[1].contains("limiter aws-quota-2026 (the preset's)")
     );
     assert!(lines[2].contains("botocore-standard\toff\t") && lines[2].contains("limiter none"), "{listed}");
-    assert!(lines[3].contains("full-jitter\tnone\tfull-jitter b=5ms c=2s m=2, unlimited attempts"), "{listed}");
+    assert!(lines[3].contains("full-jitter\tpreset\tfull-jitter b=5ms c=2s m=2, unlimited attempts"), "{listed}");
+    assert!(lines[3].ends_with("limiter none, retry_on 429, 502, 503, 504, timeout, reset, rejected"), "{listed}");
     let out = dir.path().join("out");
     retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["policies"].as_array().unwrap().len(), 4);
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
-    assert!(summary.lines().nth(1).unwrap().starts_with("botocore-standard,none,"), "{summary}");
+    assert!(summary.lines().nth(1).unwrap().starts_with("botocore-standard,preset,"), "{summary}");
+    // A swept `none` beside a preset that brings a limiter is refused, with what to write instead.
+    let none = write_scenario(dir.path(), "none.toml", &text.replace("\"preset\", \"off\"", "\"none\", \"off\""));
+    let refused = retrylab().args(["validate", none.to_str().unwrap()]).assert().code(2);
+    let stderr = String::from_utf8(refused.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("none.toml:10:1: client.limiter") && stderr.contains("write \"preset\" for that"),
+        "{stderr}"
+    );
     let shown = retrylab().env("COLUMNS", "200").args(["show", out.to_str().unwrap()]).assert().success();
     let shown = String::from_utf8(shown.get_output().stdout.clone()).unwrap();
     assert!(shown.contains("client policy per point:"), "{shown}");

@@ -211,7 +211,8 @@ fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Worklo
     if one_client {
         return Ok(());
     }
-    let key = if point.choice_list("limiter")? == ["none"] { "strategy" } else { "limiter" };
+    let names = point.choice_list("limiter")?;
+    let key = if names == ["none"] || names == ["preset"] { "strategy" } else { "limiter" };
     Err(ParamError::new(
         key,
         "systemd's start limit counts the starts of one unit, and here one limiter serves the whole fleet: use it \
