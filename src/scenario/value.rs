@@ -2,6 +2,7 @@
 
 use std::ops::Range;
 
+use toml::Spanned;
 use toml::de::DeValue;
 
 use super::locator::Locator;
@@ -80,17 +81,10 @@ pub(super) fn convert(
         ParamKind::List { .. } => {
             let items: Vec<String> = match raw {
                 DeValue::String(text) => text.split(',').map(|item| item.trim().to_owned()).collect(),
-                DeValue::Array(items) => items
-                    .iter()
-                    .map(|item| match item.get_ref() {
-                        DeValue::String(text) => Ok(text.trim().to_owned()),
-                        other => Err(at.error(
-                            item.span(),
-                            key,
-                            format!("expected {expected}, found {} in the list", type_name(other)),
-                        )),
-                    })
-                    .collect::<Result<_, _>>()?,
+                DeValue::Array(items) => string_items(items, key, &expected, at)?
+                    .into_iter()
+                    .map(|(text, _)| text.trim().to_owned())
+                    .collect(),
                 _ => return Err(wrong_type()),
             };
             if items.iter().any(String::is_empty) {
@@ -107,16 +101,9 @@ pub(super) fn convert(
         ParamKind::ChoiceList(names) => {
             let chosen: Vec<&'static str> = match raw {
                 DeValue::String(text) => vec![choose(spec, names, key, text, span, at)?],
-                DeValue::Array(items) if !items.is_empty() => items
-                    .iter()
-                    .map(|item| match item.get_ref() {
-                        DeValue::String(text) => choose(spec, names, key, text, item.span(), at),
-                        other => Err(at.error(
-                            item.span(),
-                            key,
-                            format!("expected {expected}, found {} in the list", type_name(other)),
-                        )),
-                    })
+                DeValue::Array(items) if !items.is_empty() => string_items(items, key, &expected, at)?
+                    .into_iter()
+                    .map(|(text, span)| choose(spec, names, key, text, span, at))
                     .collect::<Result<_, _>>()?,
                 _ => return Err(wrong_type()),
             };
@@ -144,4 +131,22 @@ fn choose(
         };
         at.error(span, key, message)
     })
+}
+
+/// The strings of a TOML array with their spans, or an error at the first item that is not a string.
+fn string_items<'v>(
+    items: &'v [Spanned<DeValue<'_>>],
+    key: &str,
+    expected: &str,
+    at: Locator<'_>,
+) -> Result<Vec<(&'v str, Range<usize>)>, InputError> {
+    items
+        .iter()
+        .map(|item| match item.get_ref() {
+            DeValue::String(text) => Ok((text.as_ref(), item.span())),
+            other => {
+                Err(at.error(item.span(), key, format!("expected {expected}, found {} in the list", type_name(other))))
+            }
+        })
+        .collect()
 }
