@@ -216,7 +216,7 @@ mod tests {
         };
         let occ = block(ModelKind::Occ);
         let presets = "presets: botocore-legacy, urllib3, google-api-core, k8s-crashloop, k8s-crashloop-reduced, \
-                       client-go-retry, client-go-backoff, client-go-workqueue, tcp-rfc6298\n";
+                       client-go-retry, client-go-backoff, tcp-rfc6298\n";
         assert!(occ.contains(presets), "the presets without a limiter: {occ}");
         assert!(occ.contains("limiter: none (this model simulates no retry limiter)"), "{occ}");
         let layers = block(ModelKind::Layers);

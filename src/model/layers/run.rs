@@ -620,6 +620,7 @@ impl<'a> LayersRun<'a> {
         let kind = if failed == Failed::Throttled { FailureKind::Throttling } else { FailureKind::Transient };
         match policy.backoff.after_failure(state.failed_attempts, elapsed, (kind, None), &mut state.memory, &mut self.rng) {
             RetryDecision::RetryAfter(sleep) => {
+                let sleep = state.permit.map_or(sleep, |permit| permit.sleep(now, sleep));
                 state.slept = sleep;
                 scheduler.schedule_in(sleep, LayerEvent::RetryDue { call, tag })
             }

@@ -534,3 +534,25 @@ retry_on = ["503", "timeout"]
     assert_eq!(runs[0][metric::BOTTOM_CALLS_PER_REQUEST], 3.0);
     assert_eq!(runs[0][metric::AMPLIFICATION_L1 + 1], 1.0, "top does not retry mid's errors");
 }
+
+#[test]
+fn client_go_requeues_wait_for_their_callers_workqueue_bucket() {
+    // 200 requests at once; the service fails everything for the first 15 ms, so first tries and first retries
+    // fail. The 200 requeues take the bucket's 100 tokens and reserve 100 more, 0.1 s apart; the 100 sent after
+    // 5 ms fail again and reserve the next 100, which arrive from 10.1 s to 20 s: the slowest 1% of requests
+    // succeed just before 20 s. Per item alone every request succeeds at its second retry, within 30 ms.
+    let p99_s = |limiter: &str| {
+        let text = format!(
+            "schema_version = 1\n[model]\nkind = \"layers\"\nlayers = 1\nfailure_probability = 0.0\n\
+             faults = \"0s..15ms fail-fast\"\n[workload]\nrequests = 200\nrate = 1e6\n\
+             [client]\nstrategy = \"client-go-workqueue\"\nlimiter = \"{limiter}\"\n"
+        );
+        let m = &runs_of(&text, 1)[0];
+        assert_eq!(m[metric::SUCCESS_RATE], 1.0, "{limiter}: {m:?}");
+        m[metric::LATENCY_P99_MS] / 1e3
+    };
+    let shipped = p99_s("preset");
+    assert!((19.5..20.1).contains(&shipped), "{shipped} s");
+    let per_item_only = p99_s("off");
+    assert!(per_item_only < 0.03, "{per_item_only} s");
+}

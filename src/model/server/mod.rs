@@ -17,6 +17,8 @@
 //! sends idempotency keys, in which case the server recognises it and applies nothing.
 
 mod config;
+#[cfg(test)]
+mod limiter_tests;
 mod params;
 mod run;
 #[cfg(test)]

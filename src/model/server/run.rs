@@ -469,7 +469,9 @@ impl<'a> ServerRun<'a> {
         }
         match decision {
             RetryDecision::RetryAfter(sleep) => {
-                self.requests[slot as usize].slept = sleep;
+                let request = &mut self.requests[slot as usize];
+                let sleep = request.permit.map_or(sleep, |permit| permit.sleep(now, sleep));
+                request.slept = sleep;
                 scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot })
             }
             RetryDecision::GiveUp(_) => {

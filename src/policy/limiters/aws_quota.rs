@@ -40,7 +40,7 @@ impl RetryLimiter for AwsRetryQuota {
         };
         (self.tokens >= cost).then(|| {
             self.tokens -= cost;
-            Permit { cost }
+            Permit::costing(cost)
         })
     }
 

@@ -108,10 +108,10 @@ impl RetryLimiter for CircuitBreaker {
             self.state = BreakerState::HalfOpen { probing: false };
         }
         match self.state {
-            BreakerState::Closed => Some(Permit { cost: 0.0 }),
+            BreakerState::Closed => Some(Permit::costing(0.0)),
             BreakerState::HalfOpen { probing: false } => {
                 self.state = BreakerState::HalfOpen { probing: true };
-                Some(Permit { cost: 0.0 })
+                Some(Permit::costing(0.0))
             }
             _ => None,
         }

@@ -43,7 +43,7 @@ impl RetryLimiter for EnvoyRetryBudget {
     fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
         (self.retries < self.max_retries()).then(|| {
             self.retries += 1;
-            Permit { cost: 1.0 }
+            Permit::costing(1.0)
         })
     }
 
@@ -113,7 +113,7 @@ mod tests {
         assert_eq!(grants(&mut budget), 3, "20% of 10 is 2, below the minimum of 3");
         // A retry that ends frees its place.
         budget.on_send(SimTime::ZERO, true);
-        budget.record(SimTime::ZERO, Outcome::success(Some(Permit { cost: 1.0 })));
+        budget.record(SimTime::ZERO, Outcome::success(Some(Permit::costing(1.0))));
         assert_eq!(grants(&mut budget), 1);
     }
 

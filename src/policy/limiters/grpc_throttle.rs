@@ -24,7 +24,7 @@ impl GrpcThrottle {
 
 impl RetryLimiter for GrpcThrottle {
     fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
-        (self.tokens > self.max_tokens / 2.0).then_some(Permit { cost: 0.0 })
+        (self.tokens > self.max_tokens / 2.0).then_some(Permit::costing(0.0))
     }
 
     fn record(&mut self, _: SimTime, outcome: Outcome) {

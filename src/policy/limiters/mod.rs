@@ -6,7 +6,8 @@
 //!
 //! 1. **Retry permission** (retries only): after a failed attempt, if the backoff policy would retry, the model
 //!    asks [`RetryLimiter::acquire_retry`], which may spend tokens and answers with a [`Permit`] or `None` (give
-//!    up).
+//!    up). A permit may hold a reservation ([`Permit::not_before`]): the retry then sleeps the longer of its
+//!    backoff and the time until the reservation ([`Permit::sleep`]).
 //! 2. **Admission** (every attempt, first tries included): just before sending, the model calls
 //!    [`RetryLimiter::admit`] with a uniform draw from `[0, 1)` taken from its own rng. The answer is an
 //!    [`Admission`]: `Send`; `Reject`, the attempt fails locally without reaching the server (the model counts
@@ -27,6 +28,7 @@ pub use aws_quota::AwsRetryQuota;
 pub use circuit_breaker::{BreakerState, CircuitBreaker};
 pub use envoy_budget::EnvoyRetryBudget;
 pub use grpc_throttle::GrpcThrottle;
+pub use requeue_bucket::RequeueBucket;
 pub use retry_budget::RetryBudget;
 pub use sre_ratio::SreRetryRatio;
 pub use sre_throttle::SreAdaptiveThrottle;
@@ -173,6 +175,7 @@ register_limiters! {
     start_limit::Systemd => Systemd,
     aws_quota_2026::AwsQuota2026 => AwsQuota2026,
     gateway_budget::GatewayBudget => GatewayBudget,
+    requeue_bucket::ClientGoBucket => ClientGoBucket,
 }
 
 /// The number of knobs of all limiters together.
@@ -230,10 +233,26 @@ pub(crate) fn positive_knob(point: &Point, key: &'static str, why: &str) -> Resu
     if value > 0.0 { Ok(value) } else { Err(ParamError::new(key, format!("must be greater than 0: {why}"))) }
 }
 
-/// Permission to make one retry, and what it cost (returned on success by limiters that refund).
+/// Permission to make one retry: what it cost (returned on success by limiters that refund), and the earliest
+/// time it may be sent (a reservation, as client-go's workqueue bucket makes one).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Permit {
     pub cost: f64,
+    /// The retry is not sent before this time: the model sleeps the longer of its backoff and the span until
+    /// then (client-go's `MaxOf`). [`SimTime::ZERO`] for limiters that reserve nothing.
+    pub not_before: SimTime,
+}
+
+impl Permit {
+    /// A permit that cost `cost` and may be used at once.
+    pub const fn costing(cost: f64) -> Permit {
+        Permit { cost, not_before: SimTime::ZERO }
+    }
+
+    /// The sleep before the retry: the backoff's `sleep`, or longer if the reservation is later than that.
+    pub fn sleep(self, now: SimTime, sleep: SimDuration) -> SimDuration {
+        sleep.max(self.not_before.saturating_since(now))
+    }
 }
 
 /// What one attempt came to. Build it with the constructors ([`Outcome::success`], [`Outcome::failure`],

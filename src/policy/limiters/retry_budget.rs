@@ -59,7 +59,7 @@ impl RetryLimiter for RetryBudget {
         self.advance(now);
         (self.balance() >= 1.0).then(|| {
             self.current().1 += 1.0;
-            Permit { cost: 1.0 }
+            Permit::costing(1.0)
         })
     }
 

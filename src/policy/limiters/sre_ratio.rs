@@ -38,7 +38,7 @@ impl RetryLimiter for SreRetryRatio {
         let (requests, retries) = self.window.totals(now);
         (retries < self.ratio * requests).then(|| {
             self.window.add(now, 1.0, 1.0);
-            Permit { cost: 1.0 }
+            Permit::costing(1.0)
         })
     }
 

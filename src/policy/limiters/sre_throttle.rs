@@ -37,7 +37,7 @@ impl SreAdaptiveThrottle {
 
 impl RetryLimiter for SreAdaptiveThrottle {
     fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
-        Some(Permit { cost: 0.0 })
+        Some(Permit::costing(0.0))
     }
 
     fn record(&mut self, now: SimTime, outcome: Outcome) {

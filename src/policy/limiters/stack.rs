@@ -13,7 +13,7 @@ pub(super) const MAX_MEMBERS: usize = LimiterKind::ALL.len() + 1;
 /// and a member that made it wait before has counted the wait). Every member sees every outcome, send and
 /// withdrawal. The permit the stack hands out costs the most any member charged, which is what the one member
 /// that refunds by cost (an AWS quota; a stack takes at most one) gets back on success; the other limiters only
-/// ask whether an attempt was a retry.
+/// ask whether an attempt was a retry. It holds the latest reservation any member made.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LimiterStack(Vec<Limiter>);
 
@@ -35,7 +35,7 @@ impl LimiterStack {
 impl RetryLimiter for LimiterStack {
     fn acquire_retry(&mut self, now: SimTime, failed: Failed) -> Option<Permit> {
         // The grants so far, kept on the stack: no allocation per retry decision.
-        let mut granted = [Permit { cost: 0.0 }; MAX_MEMBERS];
+        let mut granted = [Permit::costing(0.0); MAX_MEMBERS];
         for index in 0..self.0.len() {
             match self.0[index].acquire_retry(now, failed) {
                 Some(permit) => granted[index] = permit,
@@ -47,7 +47,11 @@ impl RetryLimiter for LimiterStack {
                 }
             }
         }
-        Some(Permit { cost: granted[..self.0.len()].iter().map(|permit| permit.cost).fold(0.0, f64::max) })
+        let granted = &granted[..self.0.len()];
+        Some(Permit {
+            cost: granted.iter().map(|permit| permit.cost).fold(0.0, f64::max),
+            not_before: granted.iter().map(|permit| permit.not_before).max().unwrap_or(SimTime::ZERO),
+        })
     }
 
     fn record(&mut self, now: SimTime, outcome: Outcome) {

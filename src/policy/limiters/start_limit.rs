@@ -31,7 +31,7 @@ impl StartLimit {
 
 impl RetryLimiter for StartLimit {
     fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
-        Some(Permit { cost: 0.0 })
+        Some(Permit::costing(0.0))
     }
 
     fn record(&mut self, _: SimTime, _: Outcome) {}

@@ -33,7 +33,7 @@ impl RetryLimiter for RetryTokenBucket {
     fn acquire_retry(&mut self, _: SimTime, _: Failed) -> Option<Permit> {
         (self.tokens >= 1.0).then(|| {
             self.tokens -= 1.0;
-            Permit { cost: 1.0 }
+            Permit::costing(1.0)
         })
     }
 
