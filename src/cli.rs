@@ -123,6 +123,42 @@ pub enum Command {
     },
     /// List every backoff strategy with its formula, and the models with their parameters.
     Strategies,
+    /// Find the value of one parameter at which the system tips into a stuck state, by bisection on the stuck
+    /// fraction.
+    #[command(
+        after_help = "Each probe pins KEY and runs replicates of the one point left, in batches of 10, until         the Wilson 95% interval of its stuck fraction lies below or above 0.5 (or --max-replicates is reached:         the probe is at the boundary and the search stops). The ends must be stable on one side and stuck on the         other. The scenario needs a trigger (an outage, fault windows or trigger_end); other swept keys must be         pinned with --set.\n\n\
+        Examples:\n  \
+        retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --set 'faults=\"60s..70s slowdown x10\"'\n  \
+        retrylab boundary scenarios/metastable.toml --over outage_duration --set rate=900 --set limiter=none\n  \
+        retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --tolerance 2 --csv"
+    )]
+    Boundary {
+        /// The scenario file (TOML).
+        #[arg(value_name = "SCENARIO")]
+        scenario: PathBuf,
+        /// The parameter searched: a number or a duration of the scenario's model (a load, a trigger length, a
+        /// capacity).
+        #[arg(long, value_name = "KEY")]
+        over: String,
+        /// The bracket's ends [default: the ends of KEY's sweep axis].
+        #[arg(long, num_args = 2, value_names = ["A", "B"])]
+        between: Option<Vec<String>>,
+        /// Stop once the bracket is this narrow, in KEY's units [default: 1/64 of the bracket].
+        #[arg(long, value_name = "T")]
+        tolerance: Option<String>,
+        /// Override any key of the scenario, as `run --set` does (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Replicates at most per probe.
+        #[arg(long, value_name = "N", default_value_t = 100, value_parser = clap::value_parser!(u32).range(10..=100_000))]
+        max_replicates: u32,
+        /// Worker threads [default: all cores]. Results do not depend on it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+        /// Write CSV: key,boundary,low,high,runs.
+        #[arg(long)]
+        csv: bool,
+    },
     /// Sample the sleep before each retry of a strategy or preset, without running a simulation.
     #[command(after_help = "Per retry n = 1, 2, …: the mean, p10, p50, p90, min and max of the sleep, and the mean \
         time since the first try (sleeps only: attempts take no time, no limiter or deadline applies).\n\n\

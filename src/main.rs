@@ -3,7 +3,9 @@ mod cli;
 use std::process::ExitCode;
 
 use clap::Parser;
-use retrylab::commands::{self, CompareOptions, DelaysFormat, DelaysOptions, RunOptions, TraceRequest};
+use retrylab::commands::{
+    self, BoundaryOptions, CompareOptions, DelaysFormat, DelaysOptions, RunOptions, TraceRequest,
+};
 use retrylab::policy::FailureKind;
 use retrylab::report::terminal::View;
 use retrylab::shard::ShardSpec;
@@ -41,6 +43,12 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
         }
         cli::Command::Validate { scenarios, set } => commands::validate(&scenarios, &set, &mut stdout),
         cli::Command::Strategies => commands::strategies(&mut stdout),
+        cli::Command::Boundary { scenario, over, between, tolerance, set, max_replicates, threads, csv } => {
+            let between = between.map(|ends| (ends[0].clone(), ends[1].clone()));
+            let threads = threads.map(usize::from);
+            let options = BoundaryOptions { scenario, over, between, tolerance, set, max_replicates, threads, csv };
+            commands::boundary(&options, &mut stdout)
+        }
         cli::Command::Delays { policy, set, retries, samples, seed, error, csv, raw } => {
             let error = match error {
                 cli::ErrorKindArg::Transient => FailureKind::Transient,

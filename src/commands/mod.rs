@@ -1,7 +1,8 @@
-//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, `merge` (with the checkpointed runs, in
-//! `sharded`), and (in `view`) `show`, `plot` and `compare`. The binary only parses arguments and maps errors to
+//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, `delays`, `boundary`, `merge` (with the
+//! checkpointed runs, in `sharded`), and (in `view`) `show`, `plot` and `compare`. The binary only parses arguments and maps errors to
 //! exit codes.
 
+mod boundary;
 mod delays;
 mod metrics;
 mod sharded;
@@ -19,6 +20,7 @@ use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
+pub use boundary::{BoundaryOptions, boundary};
 pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
 pub use metrics::metrics;
 pub use sharded::merge;

@@ -7,6 +7,7 @@
 pub(crate) mod client;
 pub(crate) mod distributions;
 pub(crate) mod faults;
+pub(crate) mod verdict;
 
 pub mod trace;
 

@@ -9,6 +9,7 @@ mod determinism;
 mod docs;
 mod golden;
 mod honest_metrics;
+mod metastability;
 mod models_input;
 mod png_text;
 mod queueing_theory;

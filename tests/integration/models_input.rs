@@ -41,7 +41,10 @@ fn the_server_scenario_runs() {
         assert!(out.join(file).exists(), "{file}");
     }
     let timeline = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    assert!(timeline.starts_with("bucket_start_ms,calls,goodput,offered,retries,queue_max\n"), "{timeline}");
+    assert!(
+        timeline.starts_with("bucket_start_ms,calls,goodput,offered,retries,late,rejected,queue_max\n"),
+        "{timeline}"
+    );
 }
 
 #[test]

@@ -228,8 +228,10 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
 ];
 
 /// Every parameter group, the limiters' knobs last.
-const PARAMS: [&[ParamSpec]; 3 + LimiterKind::KNOBS.len()] =
-    concat_groups(&[LAYER_PARAMS, LAYER_WORKLOAD_PARAMS, LAYER_CLIENT_PARAMS], LimiterKind::KNOBS);
+const PARAMS: [&[ParamSpec]; 4 + LimiterKind::KNOBS.len()] = concat_groups(
+    &[LAYER_PARAMS, LAYER_WORKLOAD_PARAMS, crate::model::verdict::PARAMS, LAYER_CLIENT_PARAMS],
+    LimiterKind::KNOBS,
+);
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
 pub(super) mod metric {
@@ -292,6 +294,11 @@ pub(super) mod metric {
         AMPLIFICATION_L6_AFTER = "amplification_l6_after" (PerRequest): "attempts reaching service 6 per user request sent after the trigger ended",
         AMPLIFICATION_L7_AFTER = "amplification_l7_after" (PerRequest): "attempts reaching service 7 per user request sent after the trigger ended",
         AMPLIFICATION_L8_AFTER = "amplification_l8_after" (PerRequest): "attempts reaching service 8 per user request sent after the trigger ended",
+        RECOVERY_MS = "recovery_ms" (Milliseconds): "time from the end of the fault windows until the user requests sent in each bucket succeed ≥ 90% in good time (within the user client's timeout) for good",
+        RECOVERED = "recovered" (Outcome): "1 if goodput recovered before user requests stopped, else 0",
+        RECOVERED_AT_MS = "recovered_at_ms" (Milliseconds): "when goodput was back for good, on the run's clock: the fault windows' end plus recovery_ms",
+        TIPPED = "tipped" (Outcome): "1 if, after the fault windows, less than stuck_below of the user requests sent in each bucket succeeded in good time for stuck_hold in a row",
+        STUCK = "stuck" (Outcome): "1 if the run tipped and goodput never recovered before user requests stopped; its mean over replicates is the stuck fraction",
     }
 }
 
@@ -360,6 +367,8 @@ pub(crate) struct LayersConfig {
     pub requests: u64,
     /// User requests arrive as a Poisson stream at this (constant) rate.
     pub arrivals: RateSchedule,
+    /// How a run is judged tipped or stuck after its fault windows.
+    pub verdict: crate::model::verdict::VerdictRule,
 }
 
 impl LayersConfig {
@@ -465,6 +474,7 @@ impl SimModel for Layers {
             hop: TimeDistribution::network(point)?,
             requests: point.count("requests")? as u64,
             arrivals: RateSchedule::constant(rate),
+            verdict: crate::model::verdict::VerdictRule::of(point)?,
         })
     }
 

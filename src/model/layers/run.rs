@@ -13,6 +13,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
+use crate::model::verdict::VerdictTally;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome, RetryLimiter};
 use crate::policy::{BackoffMemory, FailureKind, Hedge, Response, RetryDecision};
@@ -103,6 +104,8 @@ struct LayersRun<'a> {
     timer_armed: [bool; MAX_LAYERS + 1],
     /// One span per attempt, when tracing.
     spans: Option<Vec<Span>>,
+    /// User requests by the bucket they were sent in, for the stuck-state verdict.
+    verdict: VerdictTally,
 }
 
 impl<'a> LayersRun<'a> {
@@ -162,6 +165,7 @@ impl<'a> LayersRun<'a> {
             deadlines: (0..=config.services.len()).map(|_| VecDeque::new()).collect(),
             timer_armed: [false; MAX_LAYERS + 1],
             spans: None,
+            verdict: VerdictTally::new(bucket),
         }
     }
 
@@ -652,6 +656,8 @@ impl<'a> LayersRun<'a> {
             self.finished += 1;
             self.phases.ended(state.phase, succeeded.then(|| scheduler.now() - state.started));
             if succeeded {
+                let good_within = self.config.user.timeout.unwrap_or(SimDuration::MAX);
+                self.verdict.succeeded(state.started, scheduler.now(), good_within);
                 self.succeeded += 1;
                 self.latency.record(scheduler.now() - state.started);
                 self.timeline[series::GOODPUT].record(scheduler.now());
@@ -713,6 +719,12 @@ impl<'a> LayersRun<'a> {
                 metrics[metric::AMPLIFICATION_L1_AFTER + layer] = self.phases.per_request(Phase::After, after);
             }
         }
+        let verdict = self.verdict.judge(self.trigger.map(|trigger| trigger.end), self.config.verdict);
+        metrics[metric::RECOVERY_MS] = verdict.recovery_ms;
+        metrics[metric::RECOVERED] = verdict.recovered;
+        metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
+        metrics[metric::TIPPED] = verdict.tipped;
+        metrics[metric::STUCK] = verdict.stuck;
         let buckets = self.timeline.iter().map(|t| t.counts().len()).max().unwrap_or(0);
         let mut timeline = vec![0.0; buckets * series::COUNT];
         for (index, counter) in self.timeline.iter().enumerate() {
@@ -739,6 +751,7 @@ impl Model for LayersRun<'_> {
             LayerEvent::UserRequest => {
                 self.issued += 1;
                 let call = self.new_call(NONE, 0, 0, scheduler.now());
+                self.verdict.offered(scheduler.now());
                 self.phases.request(self.calls[call as usize].phase);
                 self.send(call, Kind::First, scheduler);
                 if self.issued < self.config.requests

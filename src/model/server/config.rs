@@ -48,6 +48,8 @@ pub(crate) struct ServerConfig {
     pub trigger_end: Option<SimTime>,
     /// Successes slower than this do not count as goodput for recovery.
     pub good_within: SimDuration,
+    /// How a run is judged tipped or stuck after its trigger.
+    pub verdict: crate::model::verdict::VerdictRule,
 }
 
 /// Checks a point's values together and builds its configuration.
@@ -161,6 +163,7 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
         faults,
         trigger_end,
         good_within: point.optional_duration("good_within")?.or(timeout).unwrap_or(SimDuration::MAX),
+        verdict: crate::model::verdict::VerdictRule::of(point)?,
     })
 }
 

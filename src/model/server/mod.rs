@@ -75,6 +75,9 @@ pub(super) mod metric {
         LATENCY_P99_MS_DURING = "latency_p99_ms_during" (Milliseconds): "99th percentile of time to success of the requests first sent during the trigger",
         LATENCY_P99_MS_AFTER = "latency_p99_ms_after" (Milliseconds): "99th percentile of time to success of the requests first sent after the trigger ended",
         REJECTED_LOCALLY = "rejected_locally" (Count): "attempts the client's limiter would not send (sre-throttle, systemd): failed without a call",
+        TIPPED = "tipped" (Outcome): "1 if, after the trigger ended, less than stuck_below of the work offered in each bucket succeeded in good time for stuck_hold in a row",
+        STUCK = "stuck" (Outcome): "1 if the run tipped and goodput never recovered before new requests stopped; its mean over replicates is the stuck fraction",
+        RECOVERED_AT_MS = "recovered_at_ms" (Milliseconds): "when goodput was back for good, on the run's clock: the trigger's end plus recovery_ms",
     }
 }
 
@@ -85,6 +88,8 @@ pub(super) mod series {
         GOODPUT = "goodput": "requests answered successfully in the bucket",
         OFFERED = "offered": "new requests (first tries) sent in the bucket",
         RETRIES = "retries": "retries sent in the bucket",
+        LATE = "late": "services finished in the bucket for attempts nobody waits for any more (timed out, or answered by another attempt): wasted work",
+        REJECTED = "rejected": "attempts refused without service in the bucket (a full queue, a fail-fast window, a reset)",
         QUEUE_MAX = "queue_max": "the longest the server's queue was during the bucket",
     }
     /// The series counted per bucket come first; the rest are levels.
@@ -92,8 +97,11 @@ pub(super) mod series {
 }
 
 /// Every parameter group, the limiters' knobs last.
-const PARAMS: [&[ParamSpec]; 4 + LimiterKind::KNOBS.len()] =
-    concat_groups(&[params::SERVER, crate::workload::PARAMS, params::RECOVERY, params::CLIENT], LimiterKind::KNOBS);
+const PARAMS: [&[ParamSpec]; 5 + LimiterKind::KNOBS.len()] =
+    concat_groups(
+        &[params::SERVER, crate::workload::PARAMS, params::RECOVERY, crate::model::verdict::PARAMS, params::CLIENT],
+        LimiterKind::KNOBS,
+    );
 
 impl SimModel for Server {
     const KIND: &'static str = "server";

@@ -12,6 +12,7 @@ use crate::engine::{Model, Scheduler, SimRng, mix64, run, sim_rng};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, Phase, PhaseMetrics, PhaseTally, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
+use crate::model::verdict::Verdict;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
 use crate::policy::{BackoffMemory, FailureKind, GiveUpReason, Response, RetryDecision, TokenBucket};
@@ -560,9 +561,12 @@ impl<'a> ServerRun<'a> {
         metrics[metric::AMPLIFICATION_AFTER] = after.amplification;
         metrics[metric::LATENCY_P99_MS_DURING] = during.latency_p99_ms;
         metrics[metric::LATENCY_P99_MS_AFTER] = after.latency_p99_ms;
-        let (recovery_ms, recovered) = self.recovery();
-        metrics[metric::RECOVERY_MS] = recovery_ms;
-        metrics[metric::RECOVERED] = recovered;
+        let verdict = self.verdict();
+        metrics[metric::RECOVERY_MS] = verdict.recovery_ms;
+        metrics[metric::RECOVERED] = verdict.recovered;
+        metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
+        metrics[metric::TIPPED] = verdict.tipped;
+        metrics[metric::STUCK] = verdict.stuck;
         let counted = self.timeline.iter().map(|counter| counter.counts().len()).max().unwrap_or(0);
         let buckets = counted.max(self.queue_levels.maxima().len());
         let mut timeline = vec![0.0; buckets * series::COUNT];
@@ -585,37 +589,13 @@ impl<'a> ServerRun<'a> {
         RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights, spans }
     }
 
-    /// `(recovery_ms, recovered)`: the first bucket from which goodput stays ≥ 90% of the offered load in every
-    /// bucket that ends before new requests stop, measured from the trigger's end. A bucket's goodput here is
-    /// the work offered in that bucket that succeeded within `good_within`, so a healthy bucket scores about
-    /// 100% whatever the Poisson noise in how many arrived. NaN and 0 when it never recovers; NaN and NaN when there is no
-    /// trigger or the workload is a burst (which offers nothing after t = 0).
-    fn recovery(&self) -> (f64, f64) {
-        let Some(trigger_end) = self.config.trigger_end else { return (f64::NAN, f64::NAN) };
-        if self.config.workload.arrivals.is_burst() {
-            return (f64::NAN, f64::NAN);
-        }
-        let width = self.timeline[series::CALLS].width().as_nanos();
-        let first = trigger_end.as_nanos().div_ceil(width) as usize;
-        let end = (self.config.workload.duration.as_nanos() / width) as usize;
-        let count = |series_index: usize, bucket: usize| {
-            f64::from(self.timeline[series_index].counts().get(bucket).copied().unwrap_or(0))
-        };
-        let done = |bucket: usize| f64::from(self.succeeded_by_send.counts().get(bucket).copied().unwrap_or(0));
-        let healthy = |bucket: usize| done(bucket) >= 0.9 * count(series::OFFERED, bucket);
-        if first >= end {
-            // The trigger outlasts the arrivals: there is nothing after it to recover in.
-            return (f64::NAN, f64::NAN);
-        }
-        let mut since = end;
-        while since > first && healthy(since - 1) {
-            since -= 1;
-        }
-        if since == end && end > first {
-            return (f64::NAN, 0.0);
-        }
-        let recovered_at = SimTime::from_nanos(since as u64 * width);
-        ((recovered_at.saturating_since(trigger_end)).as_millis_f64(), 1.0)
+    /// The run's stuck-state verdict ([`Verdict`]): in-time successes by the bucket their request was first sent
+    /// in, against the requests offered in it. Nothing to judge for a burst, which offers nothing after t = 0.
+    fn verdict(&self) -> Verdict {
+        let trigger_end = if self.config.workload.arrivals.is_burst() { None } else { self.config.trigger_end };
+        let arrivals_end = self.config.workload.duration;
+        let offered = &self.timeline[series::OFFERED];
+        Verdict::judge(offered, &self.succeeded_by_send, trigger_end, arrivals_end, self.config.verdict)
     }
 }
 
@@ -659,10 +639,12 @@ impl Model for ServerRun<'_> {
                     Some(FaultKind::BlackHole) => return self.leave_server(slot),
                     Some(FaultKind::FailFast) => {
                         self.counts.rejected += 1;
+                        self.timeline[series::REJECTED].record(now);
                         return self.answer(slot, token, Outcome::Overloaded, None, scheduler);
                     }
                     Some(FaultKind::Reset) => {
                         self.counts.rejected += 1;
+                        self.timeline[series::REJECTED].record(now);
                         return self.answer(slot, token, Outcome::ConnectionReset, None, scheduler);
                     }
                     None | Some(FaultKind::Slowdown(_)) => {}
@@ -678,11 +660,15 @@ impl Model for ServerRun<'_> {
                     self.queue_levels.record(now, self.live_queue() as u32);
                 } else {
                     self.counts.rejected += 1;
+                        self.timeline[series::REJECTED].record(now);
                     self.answer(slot, token, Outcome::Overloaded, self.config.overload_retry_after, scheduler);
                 }
             }
             ServerEvent::ServiceDone { slot, token } => {
                 self.busy -= 1;
+                if !self.is_current(slot, token) {
+                    self.timeline[series::LATE].record(now);
+                }
                 let outcome = self.served_outcome();
                 match outcome {
                     Outcome::Success => {

@@ -1,0 +1,274 @@
+//! `retrylab boundary`: the value of one parameter at which a system tips into a stuck state, by bisection.
+//!
+//! Each probe pins the parameter (as `--set KEY=VALUE` would) and runs replicates of the one point that is left,
+//! in batches, until the Wilson 95% interval of its stuck fraction (the share of runs whose `stuck` is 1) lies
+//! wholly below or wholly above one half, or `max_replicates` is reached. The two ends must fall on opposite
+//! sides; the bracket is then halved at its midpoint until it is no wider than the tolerance. A probe still
+//! undecided after `max_replicates` is at the boundary within the noise of that many runs: the search stops
+//! there. Replicate seeds are the ones `retrylab run` uses, so the result depends on the arguments alone.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::Error;
+use crate::params::{ParamKind, Value};
+use crate::scenario::{Scenario, plan};
+use crate::stats::{Estimate, Support};
+use crate::sweep::{PointWork, SweepSettings, run_work};
+use crate::time::{SimDuration, parse_duration};
+
+/// The stuck fraction the boundary separates.
+const HALF: f64 = 0.5;
+/// Replicates run per batch of a probe.
+const BATCH: u32 = 10;
+/// Probes after which the search stops whatever the tolerance (a bracket halved 40 times).
+const MAX_PROBES: usize = 42;
+
+/// Options of `retrylab boundary`.
+#[derive(Clone, Debug)]
+pub struct BoundaryOptions {
+    pub scenario: PathBuf,
+    /// The parameter searched: a numeric or duration key of the scenario's model.
+    pub over: String,
+    /// The bracket's ends, as the key's values are written; default: the ends of the key's sweep axis.
+    pub between: Option<(String, String)>,
+    /// Stop once the bracket is this narrow (written as the key's values are); default: 1/64 of the bracket.
+    pub tolerance: Option<String>,
+    pub set: Vec<String>,
+    /// Replicates at most per probe.
+    pub max_replicates: u32,
+    pub threads: Option<usize>,
+    pub csv: bool,
+}
+
+/// The numeric kind of the searched key: values are bisected as numbers and written back in its syntax.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scale {
+    Count,
+    Real,
+    /// In nanoseconds.
+    Duration,
+}
+
+impl Scale {
+    fn parse(self, key: &str, text: &str) -> Result<f64, Error> {
+        let bad = |why: String| Error::Usage(format!("boundary: `{text}` is not a value of {key}: {why}"));
+        match self {
+            Scale::Duration => parse_duration(text).map(|d| d.as_nanos() as f64).map_err(bad),
+            Scale::Count | Scale::Real => {
+                text.trim().parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| bad("write a number".into()))
+            }
+        }
+    }
+
+    fn of_value(self, value: &Value) -> Option<f64> {
+        match (self, value) {
+            (Scale::Count, Value::Count(n)) => Some(*n as f64),
+            (Scale::Real, Value::Real(x)) => Some(*x),
+            (Scale::Duration, Value::Duration(d)) => Some(d.as_nanos() as f64),
+            _ => None,
+        }
+    }
+
+    /// The value as `--set` takes it (counts rounded, durations to the nanosecond).
+    fn write(self, x: f64) -> String {
+        match self {
+            Scale::Count => format!("{}", x.round()),
+            Scale::Real => format!("{x}"),
+            Scale::Duration => SimDuration::from_nanos_f64(x).to_string(),
+        }
+    }
+
+    /// The value as the outputs show it: durations in ms.
+    fn show(self, x: f64) -> String {
+        match self {
+            Scale::Duration => format!("{}ms", (x / 1e4).round() / 100.0),
+            Scale::Count => format!("{}", x.round()),
+            Scale::Real => format!("{}", (x * 1e4).round() / 1e4),
+        }
+    }
+}
+
+/// What a probe found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Side {
+    Stable,
+    Stuck,
+    /// Neither within `max_replicates`: at the boundary within the noise.
+    Undecided,
+}
+
+struct Probe {
+    value: f64,
+    runs: u32,
+    stuck: u32,
+    estimate: Estimate,
+    side: Side,
+}
+
+/// `retrylab boundary`: prints each probe, then the boundary and its bracket (or CSV: `key,boundary,low,high,runs`).
+pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(), Error> {
+    let scenario = Scenario::load(&options.scenario, &options.set)?;
+    let key = options.over.rsplit('.').next().unwrap_or(&options.over);
+    let spec = scenario.model.params().find(|spec| spec.answers_to(None, key)).ok_or_else(|| {
+        Error::Usage(format!("boundary: the {} model has no parameter `{}`", scenario.model.name(), options.over))
+    })?;
+    let scale = match spec.kind {
+        ParamKind::Count { .. } => Scale::Count,
+        ParamKind::Real { .. } => Scale::Real,
+        ParamKind::Duration => Scale::Duration,
+        _ => {
+            return Err(Error::Usage(format!(
+                "boundary: {} is not a number or a duration; search a load, a length or a capacity",
+                spec.key
+            )));
+        }
+    };
+    let stuck_index = scenario.model.metric_index("stuck").ok_or_else(|| {
+        Error::Usage(format!(
+            "boundary: the {} model has no stuck-state verdict (server and layers do)",
+            scenario.model.name()
+        ))
+    })?;
+    let (mut low, mut high) = match &options.between {
+        Some((a, b)) => (scale.parse(spec.key, a)?, scale.parse(spec.key, b)?),
+        None => {
+            let axis = scenario.axis(key).ok_or_else(|| {
+                Error::Usage(format!(
+                    "boundary: {} is not swept in {}; give --between A B",
+                    spec.key,
+                    scenario.display_path()
+                ))
+            })?;
+            let values: Vec<f64> = axis.values.iter().filter_map(|v| scale.of_value(v)).collect();
+            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (min, max)
+        }
+    };
+    if low.partial_cmp(&high) != Some(std::cmp::Ordering::Less) {
+        return Err(Error::Usage(format!(
+            "boundary: the bracket of {} must run from a smaller to a larger value (got {} to {})",
+            spec.key,
+            scale.show(low),
+            scale.show(high)
+        )));
+    }
+    let tolerance = match &options.tolerance {
+        Some(text) => scale.parse(spec.key, text)?,
+        None => (high - low) / 64.0,
+    };
+    let tolerance = if scale == Scale::Count { tolerance.max(1.0) } else { tolerance };
+    if tolerance <= 0.0 {
+        return Err(Error::Usage("boundary: --tolerance must be greater than 0".into()));
+    }
+
+    let probe = |value: f64| -> Result<Probe, Error> {
+        let mut set = options.set.clone();
+        set.push(format!("{}={}", spec.key, scale.write(value)));
+        let scenario = Scenario::load(&options.scenario, &set)?;
+        let points = plan(&scenario)?;
+        if points.len() != 1 {
+            let swept: Vec<&str> = scenario.sweep.iter().map(|axis| axis.name).collect();
+            return Err(Error::Usage(format!(
+                "boundary: with {} pinned the scenario still has {} points; pin {} with --set",
+                spec.key,
+                points.len(),
+                swept.join(", ")
+            )));
+        }
+        let settings = SweepSettings::for_scenario(&scenario, options.threads);
+        let mut verdicts = Vec::new();
+        loop {
+            let start = verdicts.len() as u32;
+            let work = [PointWork { point: 0, replicates: (start..start + BATCH).collect() }];
+            let runs = run_work(&points, &work, settings, &|| {}, &|_| Ok(()))?;
+            for run in runs {
+                let stuck = run.output.metrics[stuck_index];
+                if stuck.is_nan() {
+                    return Err(Error::Usage(format!(
+                        "boundary: at {}={} a run has no verdict: the scenario needs a trigger (an outage, a fault \
+                         window or trigger_end) followed by at least stuck_hold of arrivals",
+                        spec.key,
+                        scale.write(value)
+                    )));
+                }
+                verdicts.push(stuck);
+            }
+            let estimate = Estimate::within(&verdicts, Support::Binary);
+            let side = if estimate.hi95 < HALF {
+                Side::Stable
+            } else if estimate.lo95 > HALF {
+                Side::Stuck
+            } else {
+                Side::Undecided
+            };
+            let runs = verdicts.len() as u32;
+            if side != Side::Undecided || runs >= options.max_replicates {
+                let stuck = verdicts.iter().filter(|&&v| v == 1.0).count() as u32;
+                return Ok(Probe { value, runs, stuck, estimate, side });
+            }
+        }
+    };
+
+    let mut probes = vec![probe(low)?, probe(high)?];
+    let (low_side, high_side) = (probes[0].side, probes[1].side);
+    if low_side == Side::Undecided || high_side == Side::Undecided || low_side == high_side {
+        let describe = |p: &Probe| format!("{} of {} runs stuck at {}", p.stuck, p.runs, scale.show(p.value));
+        return Err(Error::Usage(format!(
+            "boundary: {} and {}: the ends must be clearly stable on one side and clearly stuck on the other; \
+             widen --between",
+            describe(&probes[0]),
+            describe(&probes[1])
+        )));
+    }
+    let mut at_boundary = None;
+    while high - low > tolerance && probes.len() < MAX_PROBES {
+        let middle = if scale == Scale::Count { ((low + high) / 2.0).round() } else { (low + high) / 2.0 };
+        if middle <= low || middle >= high {
+            break;
+        }
+        let found = probe(middle)?;
+        match found.side {
+            Side::Undecided => at_boundary = Some(middle),
+            side if side == low_side => low = middle,
+            _ => high = middle,
+        }
+        probes.push(found);
+        if at_boundary.is_some() {
+            break;
+        }
+    }
+    let estimate = at_boundary.unwrap_or((low + high) / 2.0);
+    let runs: u32 = probes.iter().map(|p| p.runs).sum();
+    if options.csv {
+        writeln!(stdout, "key,boundary,low,high,runs").map_err(stdout_error)?;
+        let number = |x: f64| if scale == Scale::Duration { format!("{}", x / 1e6) } else { format!("{x}") };
+        writeln!(stdout, "{},{},{},{},{runs}", spec.key, number(estimate), number(low), number(high))
+            .map_err(stdout_error)?;
+        return Ok(());
+    }
+    let mut text =
+        format!("{:>14}  {:>5}  {:>6}  {:<23}  verdict\n", spec.key, "runs", "stuck", "stuck fraction (95% CI)");
+    for p in &probes {
+        let side = match p.side {
+            Side::Stable => "stable",
+            Side::Stuck => "stuck",
+            Side::Undecided => "undecided: at the boundary",
+        };
+        let fraction = format!("{:.2} [{:.2}, {:.2}]", p.estimate.mean, p.estimate.lo95, p.estimate.hi95);
+        text += &format!("{:>14}  {:>5}  {:>6}  {fraction:<23}  {side}\n", scale.show(p.value), p.runs, p.stuck);
+    }
+    text += &format!(
+        "boundary: {} = {} (between {} and {}), {runs} runs\n",
+        spec.key,
+        scale.show(estimate),
+        scale.show(low),
+        scale.show(high)
+    );
+    stdout.write_all(text.as_bytes()).map_err(stdout_error)
+}
+
+fn stdout_error(source: std::io::Error) -> Error {
+    Error::Write { path: PathBuf::from("<stdout>"), source }
+}

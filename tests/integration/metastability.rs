@@ -1,0 +1,147 @@
+//! Stuck states judged per run and the boundary between stable and stuck, against Bronson et al. (HotOS'21):
+//! a database of capacity C = 300 requests/s whose clients retry once (R = 1) after a timeout is stable below
+//! C/(R + 1) = 150 requests/s after a blip and stuck above, and its recovery time grows as the load nears 150.
+
+use std::path::Path;
+
+use retrylab::report::aggregate;
+use retrylab::scenario::{Scenario, plan};
+use retrylab::stats::Estimate;
+use retrylab::sweep::{SweepSettings, run_sweep};
+
+use crate::common::{SMALL, retrylab, write_scenario};
+
+fn bronson() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/bronson-2021.toml").to_string_lossy().into_owned()
+}
+
+const BLIP: &str = "faults=\"60s..70s slowdown x10\"";
+
+/// The estimates of `metrics` per point of bronson-2021 at `rates`, with the 10 s blip.
+fn bronson_estimates(rates: &str, metrics: &[&str]) -> Vec<Vec<Estimate>> {
+    let overrides = [BLIP.to_owned(), format!("sweep.rate={rates}")];
+    let scenario = Scenario::load(Path::new(&bronson()), &overrides).unwrap();
+    let points = plan(&scenario).unwrap();
+    let runs = run_sweep(&points, SweepSettings::for_scenario(&scenario, None), &|| {}).unwrap();
+    let summary = aggregate(scenario.model, points.len(), &runs).summary;
+    let indices: Vec<usize> = metrics.iter().map(|m| scenario.model.metric_index(m).unwrap()).collect();
+    summary.iter().map(|point| indices.iter().map(|&i| point[i]).collect()).collect()
+}
+
+#[test]
+fn bronson_is_stable_below_c_over_r_plus_one_and_stuck_above_with_recovery_growing_towards_it() {
+    let points = bronson_estimates("[120, 140, 160]", &["stuck", "recovery_ms", "tipped"]);
+    let [below, near, above] = [&points[0], &points[1], &points[2]];
+    // Stable: the Wilson interval of the stuck fraction lies below one half, stuck above it.
+    assert!(below[0].hi95 < 0.5 && near[0].hi95 < 0.5, "{:?} {:?}", below[0], near[0]);
+    assert!(above[0].lo95 > 0.5, "{:?}", above[0]);
+    // The blip tips every load (the backlog outlasts the 10 s hold), but only above 150 does it stay.
+    assert!(below[2].lo95 > 0.5 && above[2].lo95 > 0.5);
+    // Recovery slows as the load nears 150: beyond both 95% intervals, and more than twice as long.
+    let (slow, fast) = (near[1], below[1]);
+    assert!(slow.mean - slow.ci95 > 2.0 * (fast.mean + fast.ci95), "140/s: {slow:?}, 120/s: {fast:?}");
+}
+
+#[test]
+fn boundary_finds_bronsons_150_requests_per_second() {
+    let assert = retrylab()
+        .args(["boundary", &bronson(), "--over", "rate", "--between", "100", "200", "--set", BLIP, "--csv"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("key,boundary,low,high,runs"));
+    let fields: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(fields[0], "rate");
+    let [boundary, low, high]: [f64; 3] = std::array::from_fn(|i| fields[1 + i].parse().unwrap());
+    assert!((135.0..=165.0).contains(&boundary), "150 ± 10%: {stdout}");
+    assert!(low <= boundary && boundary <= high && high - low <= 100.0 / 64.0 + 1e-9, "{stdout}");
+    assert!(fields[4].parse::<u32>().unwrap() >= 20, "{stdout}");
+}
+
+#[test]
+fn boundary_refuses_what_it_cannot_search_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = write_scenario(dir.path(), "small.toml", SMALL);
+    let small = small.to_str().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--over", "nope", "--between", "1", "2", "--set", BLIP], "has no parameter `nope`"),
+        (&["--over", "strategy", "--between", "1", "2", "--set", BLIP], "not a number or a duration"),
+        (&["--over", "rate", "--set", BLIP, "--set", "rate=100"], "give --between"),
+        (&["--over", "rate", "--between", "100", "120", "--set", BLIP], "widen --between"),
+        (&["--over", "rate", "--between", "100", "200"], "pin faults with --set"),
+    ];
+    for (args, expected) in cases {
+        let assert = retrylab().arg("boundary").arg(bronson()).args(args).assert().code(2);
+        let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+        assert!(stderr.starts_with("Error: ") && stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    let assert = retrylab().args(["boundary", small, "--over", "clients"]).assert().code(2);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("no stuck-state verdict"), "{stderr}");
+}
+
+/// The stuck state of DesCartes' retry storm as a fluid argument predicts it. With the queue full, a share q of
+/// the arriving attempts is admitted and the server's μ = 10/s are all admitted attempts, each of which times
+/// out (waits of about 10 s against a 4 s timeout) and comes back at once while retries last: attempts arrive at
+/// a = λ(1 + q + q² + q³) and q·a = μ. Returns (attempts, retries, refusals, late services) per second.
+fn retry_storm_fixed_point(lambda: f64, mu: f64, retries: i32) -> [f64; 4] {
+    let (mut low, mut high) = (1e-9, 1.0);
+    for _ in 0..200 {
+        let q = (low + high) / 2.0;
+        if mu / q > lambda * (0..=retries).map(|k| q.powi(k)).sum::<f64>() { low = q } else { high = q }
+    }
+    let attempts = mu / low;
+    [attempts, attempts - lambda, attempts - mu, mu]
+}
+
+#[test]
+fn descartes_retry_storm_stays_stuck_at_the_rates_the_fluid_argument_predicts() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/descartes-retry-storm.toml");
+    let scenario = Scenario::load(&path, &[]).unwrap();
+    let points = plan(&scenario).unwrap();
+    let runs = run_sweep(&points, SweepSettings::for_scenario(&scenario, None), &|| {}).unwrap();
+    let names = scenario.model.timeline_series();
+    let column = |name: &str| names.iter().position(|n| *n == name).unwrap();
+    // Per run, the mean per 1 s bucket of a series over [from, to) seconds.
+    let rate = |timeline: &[f64], name: &str, from: usize, to: usize| {
+        (from..to).map(|bucket| timeline[bucket * names.len() + column(name)]).sum::<f64>() / (to - from) as f64
+    };
+    let stuck_index = scenario.model.metric_index("stuck").unwrap();
+    assert!(runs.iter().all(|run| run.output.metrics[stuck_index] == 1.0), "every run stays stuck");
+    // Before the spike most runs are healthy: no retry at all in the first 120 s.
+    let healthy_before = runs.iter().filter(|run| rate(&run.output.timeline, "retries", 0, 120) == 0.0).count();
+    assert!(healthy_before >= runs.len() / 2, "{healthy_before} of {} healthy before the spike", runs.len());
+    let predicted = retry_storm_fixed_point(9.3, 10.0, 3);
+    for (index, name) in ["calls", "retries", "rejected", "late"].into_iter().enumerate() {
+        let per_run: Vec<f64> = runs.iter().map(|run| rate(&run.output.timeline, name, 130, 400)).collect();
+        let estimate = Estimate::of(&per_run);
+        // The 99% interval of 10 replicates: t(0.995, 9)/t(0.975, 9) times the 95% half-width.
+        let ci99 = estimate.ci95 * 3.2498 / 2.2622;
+        assert!((estimate.mean - predicted[index]).abs() <= ci99, "{name}: {estimate:?} vs {}", predicted[index]);
+    }
+    for run in &runs {
+        assert_eq!(rate(&run.output.timeline, "goodput", 130, 400), 0.0, "no request succeeds in time after 130 s");
+    }
+}
+
+#[test]
+fn metafor_service52_recovers_from_a_short_capacity_cut_and_sticks_after_a_long_one() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/metafor-service52.toml");
+    let overrides = [
+        "sweep.faults=[\"10s..13s slowdown x5\", \"10s..15s slowdown x5\"]".to_owned(),
+        "replicates=5".to_owned(),
+        "duration=40s".to_owned(),
+    ];
+    let scenario = Scenario::load(&path, &overrides).unwrap();
+    let points = plan(&scenario).unwrap();
+    let runs = run_sweep(&points, SweepSettings::for_scenario(&scenario, None), &|| {}).unwrap();
+    let summary = aggregate(scenario.model, points.len(), &runs).summary;
+    let [stuck, amplification] = ["stuck", "amplification_after"].map(|m| scenario.model.metric_index(m).unwrap());
+    let (short, long) = (&summary[0], &summary[1]);
+    assert!(short[stuck].hi95 < 0.5, "a 3 s cut recovers: {:?}", short[stuck]);
+    assert!(long[stuck].lo95 > 0.5, "a 5 s cut sticks: {:?}", long[stuck]);
+    // Stuck, every request sent after the cut spends most of its 5 attempts: at least 3 per request.
+    let after = long[amplification];
+    assert!(after.mean - after.ci95 >= 3.0, "{after:?}");
+}
