@@ -1,6 +1,7 @@
-//! Stuck states judged per run and the boundary between stable and stuck, against Bronson et al. (HotOS'21):
-//! a database of capacity C = 300 requests/s whose clients retry once (R = 1) after a timeout is stable below
-//! C/(R + 1) = 150 requests/s after a blip and stuck above, and its recovery time grows as the load nears 150.
+//! Stuck states judged per run, the boundary between stable and stuck, and the scenarios that reproduce the
+//! field's references: Bronson et al.'s retry boundary C/(R + 1), DesCartes' retry storm against its fluid fixed
+//! point, Metafor's Service52 boundary in the trigger's length, and Brooker's two simulators (the collapse that
+//! splits runs, the breaker that lets no extra load through).
 
 use std::path::Path;
 
@@ -144,4 +145,67 @@ fn metafor_service52_recovers_from_a_short_capacity_cut_and_sticks_after_a_long_
     // Stuck, every request sent after the cut spends most of its 5 attempts: at least 3 per request.
     let after = long[amplification];
     assert!(after.mean - after.ci95 >= 3.0, "{after:?}");
+}
+
+/// Runs the committed scenario `name` with `overrides`; its points' summaries and its runs.
+fn committed(name: &str, overrides: &[&str]) -> (Scenario, Vec<Vec<Estimate>>, Vec<retrylab::sweep::Run>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
+    let overrides: Vec<String> = overrides.iter().map(|o| (*o).to_owned()).collect();
+    let scenario = Scenario::load(&path, &overrides).unwrap();
+    let points = plan(&scenario).unwrap();
+    let runs = run_sweep(&points, SweepSettings::for_scenario(&scenario, None), &|| {}).unwrap();
+    let summary = aggregate(scenario.model, points.len(), &runs).summary;
+    (scenario, summary, runs)
+}
+
+/// Brooker's simple_collapse_sim (mbrooker/simulator_example @ bbfe3946, sim.py unchanged, Python's `random`
+/// seeded 0 to 299 in turn), spike scenario without backoff: runs whose goodput over [40 s, 80 s) was below 1 per
+/// second, of all. Every one of his runs either collapsed (212 at 0, 2 at 0.6 and 0.7 per second) or recovered
+/// (38 to 42 per second).
+const BROOKER_COLLAPSED: (f64, f64) = (214.0, 300.0);
+
+#[test]
+fn brooker_collapse_splits_runs_as_his_simulator_does_and_stuck_agrees_with_the_timeline() {
+    let (scenario, summary, runs) =
+        committed("brooker-2023-collapse", &["schedule=\"0s=40, 20s=80, 25s=40\"", "strategy=\"none\""]);
+    let names = scenario.model.timeline_series();
+    let goodput = names.iter().position(|n| *n == "goodput").unwrap();
+    let stuck = scenario.model.metric_index("stuck").unwrap();
+    let mut collapsed = 0;
+    for run in &runs {
+        let per_second: f64 = (40..80).map(|b| run.output.timeline[b * names.len() + goodput]).sum::<f64>() / 40.0;
+        // Bimodal, as his: a run collapses to nothing or recovers to the offered 40 per second.
+        assert!(!(1.0..=30.0).contains(&per_second), "{per_second} per second");
+        let is_stuck = run.output.metrics[stuck] == 1.0;
+        assert_eq!(is_stuck, per_second < 1.0, "the verdict agrees with the timeline");
+        collapsed += usize::from(is_stuck);
+    }
+    // Ours against his: the difference of two proportions within its 95% interval.
+    let (his_collapsed, his_runs) = BROOKER_COLLAPSED;
+    let (p_his, n_ours) = (his_collapsed / his_runs, runs.len() as f64);
+    let p_ours = collapsed as f64 / n_ours;
+    let half_width = 1.96 * (p_his * (1.0 - p_his) / his_runs + p_ours * (1.0 - p_ours) / n_ours).sqrt();
+    assert!((p_ours - p_his).abs() <= half_width, "ours {p_ours} of {n_ours}, his {p_his} of {his_runs}");
+    assert!((summary[0][stuck].mean - p_ours).abs() < 1e-12);
+}
+
+#[test]
+fn brookers_ratio_gate_breaker_lets_no_extra_load_through_at_half_failure_for_any_client_count() {
+    let extra = |style: &str, clients: u32| {
+        let style = format!("breaker_style=\"{style}\"");
+        let clients = format!("clients={clients}");
+        let (scenario, summary, _) = committed(
+            "brooker-2022-token-bucket",
+            &["failure_probability=0.5", "attempts=4", "limiter=\"breaker\"", &style, &clients, "replicates=3"],
+        );
+        let calls = scenario.model.metric_index("bottom_calls_per_request").unwrap();
+        summary[0][calls].mean - 1.0
+    };
+    // His simulator: 0 to 0.018% extra load at p = 0.5 with 10, 100 or 1,000 clients (three seeds each).
+    for clients in [10, 100, 1000] {
+        let gate = extra("ratio-gate", clients);
+        assert!(gate <= 0.001, "{clients} clients: {gate}");
+    }
+    // A three-state breaker probing once a second lets through what the issue measured (7%, 21%).
+    assert!(extra("three-state", 1000) > 0.1);
 }

@@ -556,3 +556,18 @@ fn client_go_requeues_wait_for_their_callers_workqueue_bucket() {
     let per_item_only = p99_s("off");
     assert!(per_item_only < 0.03, "{per_item_only} s");
 }
+
+#[test]
+fn the_verdict_judges_user_requests_by_the_bucket_they_were_sent_in() {
+    // The only service fails every call from 1 s to 3 s, callers make one attempt: requests sent in the window
+    // fail, the rest succeed, so the run recovers the moment the window ends and never tipped after it.
+    let text = "schema_version = 1\n[model]\nkind = \"layers\"\nlayers = 1\nattempts = 1\n\
+                failure_probability = 0.0\nfaults = \"1s..3s fail-fast\"\n[workload]\nrequests = 3000\nrate = 200\n";
+    let m = &runs_of(text, 1)[0];
+    assert_eq!((m[metric::RECOVERED], m[metric::TIPPED], m[metric::STUCK]), (1.0, 0.0, 0.0));
+    assert_eq!((m[metric::RECOVERY_MS], m[metric::RECOVERED_AT_MS]), (0.0, 3_000.0));
+    // A window that ends 0.5 s before the arrivals do leaves too little to judge against the 10 s hold.
+    let late = &runs_of(&text.replace("1s..3s", "1s..14.5s"), 1)[0];
+    assert!(late[metric::TIPPED].is_nan() && late[metric::STUCK].is_nan());
+    assert_eq!(late[metric::RECOVERED], 1.0);
+}

@@ -1,7 +1,19 @@
 use super::window::SecondWindow;
 use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter};
-use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Switch, Value};
+use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Switch, Value, choices};
 use crate::time::{SimDuration, SimTime};
+
+choices! {
+    /// How a breaker decides.
+    pub enum BreakerStyle {
+        /// Closed, open for `breaker_open_for` when the recent failure ratio passes the threshold, then one probe.
+        ThreeState = "three-state",
+        /// Brooker's retry_sim (mbrooker/simulator_example, retry_sim/retry_strategy.py): no states; a retry is
+        /// allowed while the client's failed attempts since the start, over the first tries it has sent, are at
+        /// most the threshold.
+        RatioGate = "ratio-gate",
+    }
+}
 
 /// A breaker's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,13 +47,15 @@ pub struct CircuitBreaker {
     open_for: SimDuration,
     window: Window,
     state: BreakerState,
+    /// `Some((first tries sent, failed attempts))` for the ratio gate, which replaces the states.
+    gate: Option<(u64, u64)>,
 }
 
 impl CircuitBreaker {
     /// Over the last `window` calls.
     pub fn new(threshold: f64, window: usize, open_for: SimDuration) -> Self {
         let window = Window::Calls { outcomes: vec![false; window.max(1)], next: 0, filled: 0, failures: 0 };
-        CircuitBreaker { threshold, open_for, window, state: BreakerState::Closed }
+        CircuitBreaker { threshold, open_for, window, state: BreakerState::Closed, gate: None }
     }
 
     /// Over the calls of the last `window` of time (whole seconds).
@@ -51,13 +65,20 @@ impl CircuitBreaker {
             open_for,
             window: Window::Time(SecondWindow::new(window)),
             state: BreakerState::Closed,
+            gate: None,
         }
     }
 
     /// Over every call since the start.
     pub fn cumulative(threshold: f64, open_for: SimDuration) -> Self {
         let window = Window::Cumulative { calls: 0, failures: 0 };
-        CircuitBreaker { threshold, open_for, window, state: BreakerState::Closed }
+        CircuitBreaker { threshold, open_for, window, state: BreakerState::Closed, gate: None }
+    }
+
+    /// Brooker's ratio gate: retries while failed attempts / first tries ≤ `threshold`, counted since the start
+    /// (a ratio that can pass 1, since retries fail too).
+    pub fn ratio_gate(threshold: f64) -> Self {
+        CircuitBreaker { gate: Some((0, 0)), ..CircuitBreaker::cumulative(threshold, SimDuration::ZERO) }
     }
 
     pub fn state(&self) -> BreakerState {
@@ -102,6 +123,9 @@ impl RetryLimiter for CircuitBreaker {
     }
 
     fn acquire_retry(&mut self, now: SimTime, _: Failed) -> Option<Permit> {
+        if let Some((first_tries, failed)) = self.gate {
+            return (failed as f64 <= self.threshold * first_tries as f64).then_some(Permit::costing(0.0));
+        }
         if let BreakerState::Open { until } = self.state
             && now >= until
         {
@@ -117,7 +141,17 @@ impl RetryLimiter for CircuitBreaker {
         }
     }
 
+    fn on_send(&mut self, _: SimTime, is_retry: bool) {
+        if let Some((first_tries, _)) = &mut self.gate {
+            *first_tries += u64::from(!is_retry);
+        }
+    }
+
     fn record(&mut self, now: SimTime, outcome: Outcome) {
+        if let Some((_, failed)) = &mut self.gate {
+            *failed += u64::from(!outcome.succeeded);
+            return;
+        }
         self.remember(now, !outcome.succeeded);
         let ratio = self.failure_ratio(now);
         match self.state {
@@ -181,10 +215,25 @@ impl ShippedLimiter for Breaker {
             ParamDefault::Implied(Value::Duration(SimDuration::from_secs(1))),
             "breaker: how long it stays open before a probe",
         ),
+        ParamSpec::new(
+            Section::Client,
+            "breaker_style",
+            ParamKind::Choice(BreakerStyle::NAMES),
+            ParamDefault::Implied(Value::Choice("three-state")),
+            "breaker: three-state (closed, open, one probe) or ratio-gate (Brooker's retry_sim: retry while failed \
+             attempts / first tries since the start ≤ breaker_threshold; no window, no pause)",
+        ),
     ];
 
     fn build(point: &Point) -> Result<CircuitBreaker, ParamError> {
         let threshold = point.real("breaker_threshold")?;
+        if point.choice_of::<BreakerStyle>("breaker_style")? == BreakerStyle::RatioGate {
+            let ignored = ["breaker_window", "breaker_window_time", "breaker_cumulative", "breaker_open_for"];
+            if let Some(&key) = ignored.iter().find(|key| point.is_written(key)) {
+                return Err(ParamError::new(key, "the ratio gate has no window and no pause: leave it out".into()));
+            }
+            return Ok(CircuitBreaker::ratio_gate(threshold));
+        }
         let open_for = point.duration("breaker_open_for")?;
         let count_given = point.is_given("breaker_window")?;
         let span = point.optional_duration("breaker_window_time")?;
@@ -228,6 +277,30 @@ mod tests {
         assert_eq!(breaker.acquire_retry(later, Failed::Error), None, "one probe at a time");
         breaker.record(later, Outcome::success(probe));
         assert_eq!(breaker.state(), BreakerState::Closed);
+    }
+
+    #[test]
+    fn the_ratio_gate_retries_while_failed_attempts_stay_within_the_threshold_of_first_tries() {
+        let t = SimTime::ZERO;
+        // A client whose very first call fails: 1 failure over 1 first try is above 10%, no retry.
+        let mut first = CircuitBreaker::ratio_gate(0.1);
+        first.on_send(t, false);
+        first.record(t, Outcome::first_try(false));
+        assert_eq!(first.acquire_retry(t, Failed::Error), None);
+        // Nine successes first: 1 failure over 10 first tries is 10%, allowed; the retry counts as sent but not
+        // as a first try, and when it fails too, 2 over 10 is above the threshold.
+        let mut gate = CircuitBreaker::ratio_gate(0.1);
+        for _ in 0..9 {
+            gate.on_send(t, false);
+            gate.record(t, Outcome::first_try(true));
+        }
+        gate.on_send(t, false);
+        gate.record(t, Outcome::first_try(false));
+        let permit = gate.acquire_retry(t, Failed::Error).expect("1 in 10 is not above 10%");
+        gate.on_send(t, true);
+        gate.record(t, Outcome::failure(Some(permit)));
+        assert_eq!(gate.acquire_retry(t, Failed::Error), None, "2 failed attempts over 10 first tries");
+        assert_eq!(gate.state(), BreakerState::Closed, "the gate has no states");
     }
 
     #[test]

@@ -25,7 +25,7 @@
 
 pub use aws_adaptive::{AwsAdaptive, Cubic, RateClocker};
 pub use aws_quota::AwsRetryQuota;
-pub use circuit_breaker::{BreakerState, CircuitBreaker};
+pub use circuit_breaker::{BreakerState, BreakerStyle, CircuitBreaker};
 pub use envoy_budget::EnvoyRetryBudget;
 pub use grpc_throttle::GrpcThrottle;
 pub use requeue_bucket::RequeueBucket;
