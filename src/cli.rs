@@ -155,7 +155,7 @@ pub enum Command {
         /// Worker threads [default: all cores]. Results do not depend on it.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
-        /// Write CSV: key,boundary,low,high,runs.
+        /// Write CSV: key,boundary,low,high,runs (durations in ms).
         #[arg(long)]
         csv: bool,
     },

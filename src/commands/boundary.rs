@@ -211,7 +211,33 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
         }
     };
 
-    let mut probes = vec![probe(low)?, probe(high)?];
+    // Each probe is printed as soon as it is decided, so a long search shows its progress.
+    let width = spec.key.len().max(14);
+    let line = |p: &Probe| {
+        let side = match p.side {
+            Side::Stable => "stable",
+            Side::Stuck => "stuck",
+            Side::Undecided => "undecided: at the boundary",
+        };
+        let fraction = format!("{:.2} [{:.2}, {:.2}]", p.estimate.mean, p.estimate.lo95, p.estimate.hi95);
+        format!("{:>width$}  {:>5}  {:>6}  {fraction:<23}  {side}\n", scale.show(p.value), p.runs, p.stuck)
+    };
+    let mut print = |text: String| -> Result<(), Error> {
+        if options.csv {
+            return Ok(());
+        }
+        stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).map_err(stdout_error)
+    };
+    print(format!(
+        "{:>width$}  {:>5}  {:>6}  {:<23}  verdict\n",
+        spec.key, "runs", "stuck", "stuck fraction (95% CI)"
+    ))?;
+    let mut probes = Vec::new();
+    for end in [low, high] {
+        let found = probe(end)?;
+        print(line(&found))?;
+        probes.push(found);
+    }
     let (low_side, high_side) = (probes[0].side, probes[1].side);
     if low_side == Side::Undecided || high_side == Side::Undecided || low_side == high_side {
         let describe = |p: &Probe| format!("{} of {} runs stuck at {}", p.stuck, p.runs, scale.show(p.value));
@@ -229,6 +255,7 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
             break;
         }
         let found = probe(middle)?;
+        print(line(&found))?;
         match found.side {
             Side::Undecided => at_boundary = Some(middle),
             side if side == low_side => low = middle,
@@ -241,32 +268,25 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
     }
     let estimate = at_boundary.unwrap_or((low + high) / 2.0);
     let runs: u32 = probes.iter().map(|p| p.runs).sum();
-    if options.csv {
-        writeln!(stdout, "key,boundary,low,high,runs").map_err(stdout_error)?;
-        let number = |x: f64| if scale == Scale::Duration { format!("{}", x / 1e6) } else { format!("{x}") };
-        writeln!(stdout, "{},{},{},{},{runs}", spec.key, number(estimate), number(low), number(high))
-            .map_err(stdout_error)?;
-        return Ok(());
-    }
-    let mut text =
-        format!("{:>14}  {:>5}  {:>6}  {:<23}  verdict\n", spec.key, "runs", "stuck", "stuck fraction (95% CI)");
-    for p in &probes {
-        let side = match p.side {
-            Side::Stable => "stable",
-            Side::Stuck => "stuck",
-            Side::Undecided => "undecided: at the boundary",
-        };
-        let fraction = format!("{:.2} [{:.2}, {:.2}]", p.estimate.mean, p.estimate.lo95, p.estimate.hi95);
-        text += &format!("{:>14}  {:>5}  {:>6}  {fraction:<23}  {side}\n", scale.show(p.value), p.runs, p.stuck);
-    }
-    text += &format!(
+    print(format!(
         "boundary: {} = {} (between {} and {}), {runs} runs\n",
         spec.key,
         scale.show(estimate),
         scale.show(low),
         scale.show(high)
-    );
-    stdout.write_all(text.as_bytes()).map_err(stdout_error)
+    ))?;
+    if options.csv {
+        let number = |x: f64| if scale == Scale::Duration { format!("{}", x / 1e6) } else { format!("{x}") };
+        let text = format!(
+            "key,boundary,low,high,runs\n{},{},{},{},{runs}\n",
+            spec.key,
+            number(estimate),
+            number(low),
+            number(high)
+        );
+        stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
+    }
+    Ok(())
 }
 
 fn stdout_error(source: std::io::Error) -> Error {
