@@ -77,10 +77,21 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     match execute(cli.command).map_err(anyhow::Error::from) {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stops early (`retrylab delays … --raw | head`) closes the pipe: that is not a failure.
+        Err(error) if is_closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("Error: {error:#}");
             let bad_input = error.downcast_ref::<retrylab::Error>().is_some_and(retrylab::Error::is_bad_input);
             ExitCode::from(if bad_input { 2 } else { 1 })
         }
     }
+}
+
+/// Whether writing the output failed only because its reader has gone away.
+fn is_closed_pipe(error: &anyhow::Error) -> bool {
+    matches!(
+        error.downcast_ref::<retrylab::Error>(),
+        Some(retrylab::Error::Write { path, source })
+            if path.as_os_str() == "<stdout>" && source.kind() == std::io::ErrorKind::BrokenPipe
+    )
 }

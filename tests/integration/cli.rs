@@ -428,3 +428,21 @@ limiter = ["preset", "off"]
     assert!(shown.contains("client policy per point:"), "{shown}");
     assert!(shown.contains("strategy=botocore-standard limiter=off: full-jitter-from-base b=50ms"), "{shown}");
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_the_output_quietly_with_success() {
+    use std::io::Read;
+    // About 10 MB of samples: far more than a pipe holds, so the writer meets the closed pipe.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(["delays", "full-jitter", "--raw", "--samples", "1000000", "--retries", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0_u8; 100];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}: {}", output.status, String::from_utf8_lossy(&output.stderr));
+    assert!(output.stderr.is_empty(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(String::from_utf8_lossy(&head).starts_with("retry,sleep_ms"));
+}
