@@ -121,14 +121,16 @@ impl Verdict {
 pub(crate) struct VerdictTally {
     offered: BucketCounter,
     in_time: BucketCounter,
+    good_within: SimDuration,
     last_sent: SimTime,
 }
 
 impl VerdictTally {
-    pub(crate) fn new(bucket: SimDuration) -> Self {
+    pub(crate) fn new(bucket: SimDuration, good_within: SimDuration) -> Self {
         VerdictTally {
             offered: BucketCounter::new(bucket),
             in_time: BucketCounter::new(bucket),
+            good_within,
             last_sent: SimTime::ZERO,
         }
     }
@@ -140,8 +142,8 @@ impl VerdictTally {
     }
 
     /// The request sent at `sent` succeeded at `now`: it counts if it took at most `good_within`.
-    pub(crate) fn succeeded(&mut self, sent: SimTime, now: SimTime, good_within: SimDuration) {
-        if now - sent <= good_within {
+    pub(crate) fn succeeded(&mut self, sent: SimTime, now: SimTime) {
+        if now - sent <= self.good_within {
             self.in_time.record(sent);
         }
     }

@@ -18,13 +18,21 @@ fn bronson() -> String {
 
 const BLIP: &str = "faults=\"60s..70s slowdown x10\"";
 
-/// The estimates of `metrics` per point of bronson-2021 at `rates`, with the 10 s blip.
-fn bronson_estimates(rates: &str, metrics: &[&str]) -> Vec<Vec<Estimate>> {
-    let overrides = [BLIP.to_owned(), format!("sweep.rate={rates}")];
-    let scenario = Scenario::load(Path::new(&bronson()), &overrides).unwrap();
+/// Runs the committed scenario `name` with `overrides`; its points' summaries and its runs.
+fn committed(name: &str, overrides: &[&str]) -> (Scenario, Vec<Vec<Estimate>>, Vec<retrylab::sweep::Run>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
+    let overrides: Vec<String> = overrides.iter().map(|o| (*o).to_owned()).collect();
+    let scenario = Scenario::load(&path, &overrides).unwrap();
     let points = plan(&scenario).unwrap();
     let runs = run_sweep(&points, SweepSettings::for_scenario(&scenario, None), &|| {}).unwrap();
     let summary = aggregate(scenario.model, points.len(), &runs).summary;
+    (scenario, summary, runs)
+}
+
+/// The estimates of `metrics` per point of bronson-2021 at `rates`, with the 10 s blip.
+fn bronson_estimates(rates: &str, metrics: &[&str]) -> Vec<Vec<Estimate>> {
+    let rates = format!("sweep.rate={rates}");
+    let (scenario, summary, _) = committed("bronson-2021", &[BLIP, &rates]);
     let indices: Vec<usize> = metrics.iter().map(|m| scenario.model.metric_index(m).unwrap()).collect();
     summary.iter().map(|point| indices.iter().map(|&i| point[i]).collect()).collect()
 }
@@ -98,10 +106,7 @@ fn retry_storm_fixed_point(lambda: f64, mu: f64, retries: i32) -> [f64; 4] {
 
 #[test]
 fn descartes_retry_storm_stays_stuck_at_the_rates_the_fluid_argument_predicts() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/descartes-retry-storm.toml");
-    let scenario = Scenario::load(&path, &[]).unwrap();
-    let points = plan(&scenario).unwrap();
-    let runs = run_sweep(&points, SweepSettings::for_scenario(&scenario, None), &|| {}).unwrap();
+    let (scenario, _, runs) = committed("descartes-retry-storm", &[]);
     let names = scenario.model.timeline_series();
     let column = |name: &str| names.iter().position(|n| *n == name).unwrap();
     // Per run, the mean per 1 s bucket of a series over [from, to) seconds.
@@ -128,16 +133,8 @@ fn descartes_retry_storm_stays_stuck_at_the_rates_the_fluid_argument_predicts() 
 
 #[test]
 fn metafor_service52_recovers_from_a_short_capacity_cut_and_sticks_after_a_long_one() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/metafor-service52.toml");
-    let overrides = [
-        "sweep.faults=[\"10s..13s slowdown x5\", \"10s..15s slowdown x5\"]".to_owned(),
-        "replicates=5".to_owned(),
-        "duration=40s".to_owned(),
-    ];
-    let scenario = Scenario::load(&path, &overrides).unwrap();
-    let points = plan(&scenario).unwrap();
-    let runs = run_sweep(&points, SweepSettings::for_scenario(&scenario, None), &|| {}).unwrap();
-    let summary = aggregate(scenario.model, points.len(), &runs).summary;
+    let faults = "sweep.faults=[\"10s..13s slowdown x5\", \"10s..15s slowdown x5\"]";
+    let (scenario, summary, _) = committed("metafor-service52", &[faults, "replicates=5", "duration=40s"]);
     let [stuck, amplification] = ["stuck", "amplification_after"].map(|m| scenario.model.metric_index(m).unwrap());
     let (short, long) = (&summary[0], &summary[1]);
     assert!(short[stuck].hi95 < 0.5, "a 3 s cut recovers: {:?}", short[stuck]);
@@ -145,17 +142,6 @@ fn metafor_service52_recovers_from_a_short_capacity_cut_and_sticks_after_a_long_
     // Stuck, every request sent after the cut spends most of its 5 attempts: at least 3 per request.
     let after = long[amplification];
     assert!(after.mean - after.ci95 >= 3.0, "{after:?}");
-}
-
-/// Runs the committed scenario `name` with `overrides`; its points' summaries and its runs.
-fn committed(name: &str, overrides: &[&str]) -> (Scenario, Vec<Vec<Estimate>>, Vec<retrylab::sweep::Run>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{name}.toml"));
-    let overrides: Vec<String> = overrides.iter().map(|o| (*o).to_owned()).collect();
-    let scenario = Scenario::load(&path, &overrides).unwrap();
-    let points = plan(&scenario).unwrap();
-    let runs = run_sweep(&points, SweepSettings::for_scenario(&scenario, None), &|| {}).unwrap();
-    let summary = aggregate(scenario.model, points.len(), &runs).summary;
-    (scenario, summary, runs)
 }
 
 /// Brooker's simple_collapse_sim (mbrooker/simulator_example @ bbfe3946, sim.py unchanged, Python's `random`

@@ -165,7 +165,8 @@ impl<'a> LayersRun<'a> {
             deadlines: (0..=config.services.len()).map(|_| VecDeque::new()).collect(),
             timer_armed: [false; MAX_LAYERS + 1],
             spans: None,
-            verdict: VerdictTally::new(bucket),
+            // In good time: within the user client's timeout, or at any time without one.
+            verdict: VerdictTally::new(bucket, config.user.timeout.unwrap_or(SimDuration::MAX)),
         }
     }
 
@@ -656,8 +657,7 @@ impl<'a> LayersRun<'a> {
             self.finished += 1;
             self.phases.ended(state.phase, succeeded.then(|| scheduler.now() - state.started));
             if succeeded {
-                let good_within = self.config.user.timeout.unwrap_or(SimDuration::MAX);
-                self.verdict.succeeded(state.started, scheduler.now(), good_within);
+                self.verdict.succeeded(state.started, scheduler.now());
                 self.succeeded += 1;
                 self.latency.record(scheduler.now() - state.started);
                 self.timeline[series::GOODPUT].record(scheduler.now());
