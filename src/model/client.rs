@@ -12,7 +12,10 @@
 use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::policy::limiters::{Limiter, LimiterKind, LimiterStack};
 use crate::policy::presets::{self, Preset};
-use crate::policy::{BackoffParams, Hedge, HedgeMode, RetryAfterPolicy, RetryOn, RetryPolicy, Strategy};
+use crate::policy::{
+    AlignOffset, Alignment, BackoffParams, ClockPolicy, ClockSkew, Hedge, HedgeMode, RetryAfterPolicy, RetryOn,
+    RetryPolicy, Strategy,
+};
 use crate::time::SimDuration;
 
 /// What `strategy` names: a backoff formula with the client's own values, or a preset.
@@ -287,6 +290,79 @@ pub(crate) const TIMEOUT: ParamSpec = ParamSpec::new(
      answer however long it takes)",
 );
 
+/// `align`: waits end on the client's clock (see [`crate::policy::ClockPolicy`]).
+pub(crate) const ALIGN: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "align",
+    ParamKind::Duration,
+    ParamDefault::Unset,
+    "P: a retry waits, after its backoff, until the next multiple of this period on the client's own clock (with \
+     strategy = \"none\", instead of a backoff); unset: relative waits",
+);
+
+/// `align_offset`.
+pub(crate) const ALIGN_OFFSET: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "align_offset",
+    ParamKind::Choice(AlignOffset::NAMES),
+    ParamDefault::Implied(Value::Choice("none")),
+    "with align: aim at the top of the period (none), at a stable offset in [0, P) drawn per client (per-client, \
+     like systemd's per-host AccuracySec spread), or at a fresh one per wait (per-attempt: a relative wait uniform over one period)",
+);
+
+/// `clock_skew`.
+pub(crate) const CLOCK_SKEW: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "clock_skew",
+    ParamKind::Text { syntax: ClockSkew::SYNTAX },
+    ParamDefault::Unset,
+    "how far each client's clock is off, drawn once per client; it moves clock-aligned waits and periodic jobs \
+     (unset: every clock right)",
+);
+
+/// The clocks a point's `align`, `align_offset` and `clock_skew` describe: `None` when nothing waits by the
+/// clock. `periodic` is the period of a periodic workload, whose jobs run by the clients' clocks too. A skew of a
+/// period or more is refused: clocks that far apart meet the same boundaries as clocks off by the remainder.
+pub(crate) fn clock_policy(point: &Point, periodic: Option<SimDuration>) -> Result<Option<ClockPolicy>, ParamError> {
+    let period = point.optional_duration("align")?;
+    if period.is_some_and(SimDuration::is_zero) {
+        return Err(ParamError::new(
+            "align",
+            "a period of 0 aligns nothing: give a period like \"10s\", or remove `align` for relative waits".into(),
+        ));
+    }
+    if period.is_none() && point.is_written("align_offset") {
+        return Err(ParamError::new("align_offset", "has no effect without `align`; set it too".into()));
+    }
+    let skew = match point.get("clock_skew")? {
+        Some(Value::Text(text)) => ClockSkew::parse(&text).map_err(|why| ParamError::new("clock_skew", why))?,
+        _ => ClockSkew::Zero,
+    };
+    if skew != ClockSkew::Zero && period.is_none() && periodic.is_none() {
+        return Err(ParamError::new(
+            "clock_skew",
+            "moves only what runs by the clock: set `align`, or use a periodic workload".into(),
+        ));
+    }
+    for (key, limit) in [("align", period), ("period", periodic)] {
+        if let Some(limit) = limit
+            && skew.scale() >= limit
+        {
+            return Err(ParamError::new(
+                "clock_skew",
+                format!(
+                    "a skew of {} is a whole period of `{key}` ({limit}) or more: clocks that far apart meet the same \
+                     boundaries as clocks off by the remainder; give a skew below {limit}",
+                    skew.scale()
+                ),
+            ));
+        }
+    }
+    let align = period.map(|period| point.choice_of("align_offset").map(|offset| Alignment { period, offset }));
+    let align = align.transpose()?;
+    Ok((align.is_some() || skew != ClockSkew::Zero || periodic.is_some()).then_some(ClockPolicy { align, skew }))
+}
+
 /// `limiter`, one of `choices` or a list of them.
 pub(crate) const fn limiter(choices: &'static [&'static str]) -> ParamSpec {
     ParamSpec::new(
@@ -472,6 +548,17 @@ pub(crate) fn describe_policy(
     if let Some(retry_on) = retry_on {
         text.push_str(&format!(", retry_on {retry_on}"));
     }
+    let has = |key: &str| point.entries().iter().any(|(spec, _)| spec.key == key);
+    if has("align")
+        && let Some(period) = point.optional_duration("align")?
+    {
+        text.push_str(&format!(", waits until the clock's next {period} ({} offset)", point.choice("align_offset")?));
+    }
+    if has("clock_skew")
+        && let Some(Value::Text(skew)) = point.get("clock_skew")?
+    {
+        text.push_str(&format!(", clock skew {skew}"));
+    }
     Ok(text)
 }
 
@@ -637,6 +724,25 @@ mod tests {
         assert!(
             describe_policy(&grpc, &policy, None).unwrap().ends_with("limiter grpc (max_tokens 20, token_ratio 0.1)")
         );
+    }
+
+    #[test]
+    fn the_description_says_when_a_client_waits_by_its_clock() {
+        let point = server_point(&[
+            ("align", Value::Duration(SimDuration::from_secs(10))),
+            ("align_offset", Value::Choice("per-client")),
+            ("clock_skew", Value::Text("normal 200ms".into())),
+        ]);
+        let (policy, _) = retry_policy(&point).unwrap();
+        let text = describe_policy(&point, &policy, None).unwrap();
+        assert!(
+            text.ends_with(", waits until the clock's next 10s (per-client offset), clock skew normal 200ms"),
+            "{text}"
+        );
+        let clock = clock_policy(&point, None).unwrap().unwrap();
+        assert_eq!(clock.skew, ClockSkew::Normal(2e8));
+        assert_eq!(clock.align, Some(Alignment { period: SimDuration::from_secs(10), offset: AlignOffset::PerClient }));
+        assert_eq!(clock_policy(&server_point(&[]), None).unwrap(), None, "nothing by the clock: no clocks");
     }
 
     #[test]

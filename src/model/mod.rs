@@ -309,6 +309,7 @@ register_models! {
     channel::Channel => Channel,
     layers::Layers => Layers,
     fanout::Fanout => Fanout,
+    periodic_sync::PeriodicSync => PeriodicSync,
 }
 
 impl ModelKind {

@@ -3,6 +3,7 @@
 
 pub mod backoff;
 mod classify;
+mod clock;
 mod hedge;
 pub mod limiters;
 pub mod presets;
@@ -11,6 +12,7 @@ mod token_bucket;
 
 pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy};
 pub use classify::{Classifier, RETRY_ON_SYNTAX, RETRYABLE_STATUSES, Response, RetryAfterPolicy, RetryOn};
+pub use clock::{AlignOffset, Alignment, ClientClock, ClockPolicy, ClockSkew, next_aligned, uniform_below};
 pub use hedge::{Hedge, HedgeMode};
 pub use presets::Preset;
 pub use retry::{FailureKind, GiveUpReason, RetryDecision, RetryPolicy};

@@ -4,6 +4,7 @@
 mod aws_claims;
 mod charts;
 mod cli;
+mod clocks;
 mod common;
 mod determinism;
 mod docs;

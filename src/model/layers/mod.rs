@@ -225,6 +225,9 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
     client::JITTER_FRACTION,
     client::STEPS,
     client::DEADLINE,
+    client::ALIGN,
+    client::ALIGN_OFFSET,
+    client::CLOCK_SKEW,
 ];
 
 /// Every parameter group, the limiters' knobs last.
@@ -369,9 +372,24 @@ pub(crate) struct LayersConfig {
     pub arrivals: RateSchedule,
     /// How a run is judged tipped or stuck after its fault windows.
     pub verdict: crate::model::verdict::VerdictRule,
+    /// The callers' clocks, when their retries wait by them (one clock per user client and per service).
+    pub clock: Option<crate::policy::ClockPolicy>,
 }
 
 impl LayersConfig {
+    /// One clock per limiter (user client, then service), and the stream the clocks and their waits draw from:
+    /// a stream of its own, so runs without clocks draw what they drew before clocks existed.
+    pub(crate) fn draw_clocks(&self, seed: u64) -> (Vec<crate::policy::ClientClock>, crate::engine::SimRng) {
+        /// Tells the clock stream's seed apart from the run's main one.
+        const CLOCK_STREAM: u64 = 0x636c_6f63_6b73_0002;
+        let mut rng = crate::engine::sim_rng(crate::engine::mix64(seed ^ CLOCK_STREAM));
+        let clocks = match self.clock {
+            Some(clock) => (0..self.clients + self.services.len()).map(|_| clock.client_clock(&mut rng)).collect(),
+            None => Vec::new(),
+        };
+        (clocks, rng)
+    }
+
     pub(crate) fn is_bottom(&self, service: usize) -> bool {
         self.services[service].calls.is_empty()
     }
@@ -475,6 +493,7 @@ impl SimModel for Layers {
             requests: point.count("requests")? as u64,
             arrivals: RateSchedule::constant(rate),
             verdict: crate::model::verdict::VerdictRule::of(point)?,
+            clock: client::clock_policy(point, None)?,
         })
     }
 

@@ -16,7 +16,7 @@ use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::verdict::VerdictTally;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome, RetryLimiter};
-use crate::policy::{BackoffMemory, FailureKind, Hedge, Response, RetryDecision};
+use crate::policy::{BackoffMemory, ClientClock, FailureKind, Hedge, Response, RetryDecision};
 
 /// "No index" in the slabs' links.
 const NONE: u32 = u32::MAX;
@@ -26,7 +26,7 @@ const PERCENTILE_REFRESH: u64 = 256;
 const PERCENTILE_WARMUP: u64 = 1_000;
 
 pub(super) fn simulate(config: &LayersConfig, settings: RunSettings) -> RunOutput {
-    let mut state = LayersRun::new(config, sim_rng(settings.seed), settings.bucket);
+    let mut state = LayersRun::new(config, settings.seed, settings.bucket);
     if settings.trace {
         state.spans = Some(Vec::new());
     }
@@ -106,10 +106,14 @@ struct LayersRun<'a> {
     spans: Option<Vec<Span>>,
     /// User requests by the bucket they were sent in, for the stuck-state verdict.
     verdict: VerdictTally,
+    /// Per limiter (user client, then service): the clock its retries wait by, drawn from a stream of its own.
+    clocks: Vec<ClientClock>,
+    clock_rng: SimRng,
 }
 
 impl<'a> LayersRun<'a> {
-    fn new(config: &'a LayersConfig, rng: SimRng, bucket: SimDuration) -> Self {
+    fn new(config: &'a LayersConfig, seed: u64, bucket: SimDuration) -> Self {
+        let (clocks, clock_rng) = config.draw_clocks(seed);
         let mut limiters = vec![config.user.limiter.clone(); config.clients];
         limiters.extend(config.services.iter().map(|s| s.policy.limiter.clone()));
         let mut hedge_delay = [None; MAX_LAYERS + 1];
@@ -131,7 +135,6 @@ impl<'a> LayersRun<'a> {
             trigger,
             phases: PhaseTally::default(),
             arrivals_by_phase: [[0; MAX_LAYERS]; 2],
-            rng,
             calls: Vec::with_capacity(1024),
             free_calls: Vec::with_capacity(1024),
             jobs: Vec::with_capacity(1024),
@@ -167,6 +170,9 @@ impl<'a> LayersRun<'a> {
             spans: None,
             // In good time: within the user client's timeout, or at any time without one.
             verdict: VerdictTally::new(bucket, config.user.timeout.unwrap_or(SimDuration::MAX)),
+            rng: sim_rng(seed),
+            clocks,
+            clock_rng,
         }
     }
 
@@ -623,7 +629,16 @@ impl<'a> LayersRun<'a> {
         state.timer = tag;
         let elapsed = now - state.started;
         let kind = if failed == Failed::Throttled { FailureKind::Throttling } else { FailureKind::Transient };
-        match policy.backoff.after_failure(state.failed_attempts, elapsed, (kind, None), &mut state.memory, &mut self.rng) {
+        let decision =
+            policy.backoff.after_failure(state.failed_attempts, elapsed, (kind, None), &mut state.memory, &mut self.rng);
+        let decision = match self.config.clock {
+            Some(clock) => {
+                let own = &self.clocks[state.limiter as usize];
+                clock.align_decision(decision, (now, elapsed), policy.backoff.deadline, own, &mut self.clock_rng)
+            }
+            None => decision,
+        };
+        match decision {
             RetryDecision::RetryAfter(sleep) => {
                 let sleep = state.permit.map_or(sleep, |permit| permit.sleep(now, sleep));
                 state.slept = sleep;

@@ -8,7 +8,8 @@ use crate::params::{ParamError, Point, Switch, Value};
 use crate::policy::limiters::{Limiter, RetryBudget};
 use crate::policy::{Classifier, RetryOn, RetryPolicy};
 use crate::time::{SimDuration, SimTime};
-use crate::workload::{Arrivals, Workload};
+use crate::policy::ClockPolicy;
+use crate::workload::Workload;
 
 /// The longest Retry-After an answer can carry (`u32` microseconds); the limiter's hints are clamped to it.
 pub(super) const MAX_RETRY_AFTER: SimDuration = SimDuration::from_secs(3600);
@@ -50,6 +51,8 @@ pub(crate) struct ServerConfig {
     pub good_within: SimDuration,
     /// How a run is judged tipped or stuck after its trigger.
     pub verdict: crate::model::verdict::VerdictRule,
+    /// The clients' clocks, when anything waits by them (aligned retries, periodic jobs).
+    pub clock: Option<ClockPolicy>,
 }
 
 /// Checks a point's values together and builds its configuration.
@@ -138,6 +141,7 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
     let budget = setting.budget.map(|ratio| Limiter::Budget(RetryBudget::new(ratio, 0.0, BUDGET_WINDOW)));
     let limiter = setting.combined(budget);
     let limiter_instances = limiter_instances(point, &workload)?;
+    let workload_period = workload.arrivals.period();
     // Per client instance, a limiter that counts one process's starts means what it says.
     if point.choice_of::<LimiterScope>("limiter_scope")? == LimiterScope::Fleet {
         check_one_process(point, &limiter, &workload)?;
@@ -164,6 +168,7 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
         trigger_end,
         good_within: point.optional_duration("good_within")?.or(timeout).unwrap_or(SimDuration::MAX),
         verdict: crate::model::verdict::VerdictRule::of(point)?,
+        clock: client::clock_policy(point, workload_period)?,
     })
 }
 
@@ -179,14 +184,14 @@ fn limiter_instances(point: &Point, workload: &Workload) -> Result<u32, ParamErr
             )),
             None => Ok(1),
         },
-        LimiterScope::Client => match (&workload.arrivals, instances) {
-            (Arrivals::Burst { requests: clients } | Arrivals::Closed { clients, .. }, None) => Ok(*clients),
-            (Arrivals::Burst { .. } | Arrivals::Closed { .. }, Some(_)) => Err(ParamError::new(
+        LimiterScope::Client => match (workload.arrivals.clients(), instances) {
+            (Some(clients), None) => Ok(clients),
+            (Some(_), Some(_)) => Err(ParamError::new(
                 "client_instances",
-                "a burst or closed workload has one instance per client already; remove it".into(),
+                "a burst, closed or periodic workload has one instance per client already; remove it".into(),
             )),
-            (Arrivals::Open { .. }, Some(n)) => Ok(n as u32),
-            (Arrivals::Open { .. }, None) => Err(ParamError::new(
+            (None, Some(n)) => Ok(n as u32),
+            (None, None) => Err(ParamError::new(
                 "limiter_scope",
                 "an open workload has no clients of its own: give client_instances, the client objects its \
                  requests are spread over"
@@ -207,10 +212,7 @@ fn check_one_process(point: &Point, limiter: &Option<Limiter>, workload: &Worklo
     if !systemd {
         return Ok(());
     }
-    let one_client = match workload.arrivals {
-        Arrivals::Burst { requests: clients } | Arrivals::Closed { clients, .. } => clients == 1,
-        Arrivals::Open { .. } => false,
-    };
+    let one_client = workload.arrivals.clients() == Some(1);
     if one_client {
         return Ok(());
     }

@@ -16,6 +16,7 @@
 //! applies the request's side effect; a second application of the same request is a duplicate unless the client
 //! sends idempotency keys, in which case the server recognises it and applies nothing.
 
+mod clocks;
 mod config;
 #[cfg(test)]
 mod limiter_tests;
@@ -29,7 +30,6 @@ pub(crate) use config::ServerConfig;
 use super::{RunOutput, RunSettings, SimModel, client};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};
 use crate::policy::limiters::LimiterKind;
-use crate::workload::Arrivals;
 
 /// The contended-server model (scenario `kind = "server"`).
 pub(crate) struct Server;
@@ -78,6 +78,8 @@ pub(super) mod metric {
         TIPPED = "tipped" (Outcome): "1 if, after the trigger ended, less than stuck_below of the work offered in each bucket succeeded in good time for stuck_hold in a row",
         STUCK = "stuck" (Outcome): "1 if the run tipped and goodput never recovered before new requests stopped; its mean over replicates is the stuck fraction",
         RECOVERED_AT_MS = "recovered_at_ms" (Milliseconds): "when goodput was back for good, on the run's clock: the trigger's end plus recovery_ms",
+        PEAK_RPS = "peak_rps" (PerSecond): "most new requests (first tries) sent in one second, counted in whole seconds from t = 0",
+        REQUEST_PEAK_TO_MEAN = "request_peak_to_mean" (Ratio): "peak_rps over the mean rate of new requests: clients / period for a periodic workload, requests / duration for open and closed ones; empty for a burst",
     }
 }
 
@@ -117,9 +119,9 @@ impl SimModel for Server {
 
     /// Open-loop requests have no client of their own: each is its own owner.
     fn trace_owner(config: &ServerConfig) -> &'static str {
-        match config.workload.arrivals {
-            Arrivals::Burst { .. } | Arrivals::Closed { .. } => "client",
-            Arrivals::Open { .. } => "request",
+        match config.workload.arrivals.clients() {
+            Some(_) => "client",
+            None => "request",
         }
     }
 

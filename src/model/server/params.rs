@@ -161,6 +161,9 @@ pub(super) const CLIENT: &[ParamSpec] = &[
     client::max_attempts(u32::MAX as i64, ParamDefault::Unset),
     client::DEADLINE,
     client::TIMEOUT,
+    client::ALIGN,
+    client::ALIGN_OFFSET,
+    client::CLOCK_SKEW,
     ParamSpec::new(
         Section::Client,
         "on_timeout",

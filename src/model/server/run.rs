@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use rand::RngExt;
 
+use super::clocks::Clocks;
 use super::config::{MAX_RETRY_AFTER, ServerConfig};
 use super::params::OnTimeout;
 use super::{metric, series};
@@ -15,7 +16,7 @@ use crate::model::trace::Tracer;
 use crate::model::verdict::Verdict;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, FailureKind, GiveUpReason, Response, RetryDecision, TokenBucket};
+use crate::policy::{BackoffMemory, ClientClock, FailureKind, GiveUpReason, Response, RetryDecision, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
 
@@ -41,6 +42,13 @@ pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunO
             for client in 0..*clients {
                 let think = think_time.sample(&mut run_state.rng);
                 scheduler.schedule_in(think, ServerEvent::NewRequest { client });
+            }
+        }
+        Arrivals::Periodic { hosts, .. } => {
+            for host in 0..*hosts {
+                if let Some(at) = run_state.clocks.next_run(host) {
+                    scheduler.schedule_at(at, ServerEvent::NewRequest { client: host });
+                }
             }
         }
     }
@@ -147,6 +155,8 @@ struct Request {
     queued_token: u32,
     /// The backoff slept before the attempt in flight (for traces).
     slept: SimDuration,
+    /// The clock its client waits by.
+    clock: ClientClock,
 }
 
 struct ServerRun<'a> {
@@ -183,6 +193,10 @@ struct ServerRun<'a> {
     admission_rng: SimRng,
     /// Spans per attempt, when tracing.
     tracer: Option<Tracer>,
+    /// The clients' clocks and the periodic workload's runs.
+    clocks: Clocks,
+    /// New requests per second, for the request peak.
+    offered_per_second: BucketCounter,
 }
 
 #[derive(Default)]
@@ -232,6 +246,8 @@ impl<'a> ServerRun<'a> {
             retry_limiters: config.limiter.iter().flat_map(|limiter| vec![limiter.clone(); config.limiter_instances as usize]).collect(),
             admission_rng: sim_rng(mix64(seed ^ ADMISSION_STREAM)),
             tracer: None,
+            clocks: Clocks::new(config.clock, &config.workload.arrivals, config.workload.duration, seed),
+            offered_per_second: BucketCounter::new(SimDuration::from_secs(1)),
         }
     }
 
@@ -247,8 +263,9 @@ impl<'a> ServerRun<'a> {
     }
 
     fn open_request(&mut self, client: u32, now: SimTime) -> u32 {
-        let request =
-            Request { client, sent_at: now, measured: now >= self.config.workload.warmup, open: true, ..Request::default() };
+        let clock = self.clocks.of_request(self.config.workload.arrivals.clients().map(|_| client));
+        let measured = now >= self.config.workload.warmup;
+        let request = Request { client, sent_at: now, measured, open: true, clock, ..Request::default() };
         let request = Request { phase: self.trigger.map_or(Phase::Before, |trigger| trigger.phase(now)), ..request };
         self.phases.request(request.phase);
         let slot = match self.free_slots.pop() {
@@ -263,6 +280,7 @@ impl<'a> ServerRun<'a> {
         };
         self.counts.requests += 1;
         self.timeline[series::OFFERED].record(now);
+        self.offered_per_second.record(now);
         slot
     }
 
@@ -457,7 +475,14 @@ impl<'a> ServerRun<'a> {
         let mut decision = if timed_out && !self.config.retry_on.timeout {
             RetryDecision::GiveUp(GiveUpReason::NotRetried)
         } else {
-            self.config.retry.after_failure(request.failed_attempts, elapsed, failure, &mut request.memory, &mut self.rng)
+            let decision = self.config.retry.after_failure(
+                request.failed_attempts,
+                elapsed,
+                failure,
+                &mut request.memory,
+                &mut self.rng,
+            );
+            self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &request.clock)
         };
         if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, self.limiter_of(slot)) {
             match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
@@ -550,6 +575,17 @@ impl<'a> ServerRun<'a> {
         metrics[metric::RETRY_PEAK_TO_MEAN] = synchrony.map_or(f64::NAN, |s| s.peak_to_mean);
         metrics[metric::RETRY_DISPERSION] = synchrony.map_or(f64::NAN, |s| s.dispersion);
         metrics[metric::EVENTS] = events as f64;
+        metrics[metric::PEAK_RPS] = f64::from(self.offered_per_second.peak());
+        metrics[metric::REQUEST_PEAK_TO_MEAN] = match &self.config.workload.arrivals {
+            Arrivals::Burst { .. } => f64::NAN,
+            Arrivals::Periodic { hosts, timer } => {
+                metrics[metric::PEAK_RPS] / (f64::from(*hosts) / timer.period.as_secs_f64())
+            }
+            Arrivals::Open { .. } | Arrivals::Closed { .. } => {
+                let mean = counts.requests as f64 / (self.config.workload.duration - SimTime::ZERO).as_secs_f64();
+                if mean > 0.0 { metrics[metric::PEAK_RPS] / mean } else { f64::NAN }
+            }
+        };
         // Without a trigger there is no window: NaN, and the columns are left out.
         let [during, after] = match self.trigger {
             Some(_) => self.phases.metrics(),
@@ -613,6 +649,9 @@ impl Model for ServerRun<'_> {
         }
         match event {
             ServerEvent::NewRequest { client } => {
+                if let Some(next) = self.clocks.next_run(client) {
+                    scheduler.schedule_at(next, ServerEvent::NewRequest { client });
+                }
                 let slot = self.open_request(client, now);
                 self.send_attempt(slot, scheduler);
             }

@@ -2,7 +2,9 @@
 //!
 //! - `burst`: `clients` requests released together at t = 0;
 //! - `open`: Poisson arrivals at `rate` per second, or at a rate that follows a `schedule`, until `duration`;
-//! - `closed`: `clients` clients that each think for Exp(`think_time`) between requests, until `duration`.
+//! - `closed`: `clients` clients that each think for Exp(`think_time`) between requests, until `duration`;
+//! - `periodic`: `clients` hosts that each run a job every `period` by their own clock, as systemd timers and cron
+//!   do ([`periodic`]), until `duration`.
 //!
 //! Schedule syntax: comma-separated `TIME=RATE` points (requests per second), the first at `0s`. The rate holds
 //! from one point to the next (a step), unless the next point starts with `~`, in which case it ramps linearly to
@@ -24,8 +26,14 @@ choices! {
         Open = "open",
         /// Clients with think time.
         Closed = "closed",
+        /// Hosts with a job every period, by the clock.
+        Periodic = "periodic",
     }
 }
+
+mod periodic;
+
+pub(crate) use periodic::PeriodicTimer;
 
 /// The `[workload]` keys, in the order they are hashed into seeds.
 pub(crate) const PARAMS: &[ParamSpec] = &[
@@ -34,14 +42,15 @@ pub(crate) const PARAMS: &[ParamSpec] = &[
         "kind",
         ParamKind::Choice(<WorkloadKind as crate::params::Choice>::NAMES),
         ParamDefault::Value(Value::Choice("burst")),
-        "burst (all at t = 0), open (Poisson arrivals) or closed (clients with think time)",
+        "burst (all at t = 0), open (Poisson arrivals), closed (clients with think time) or periodic (hosts with a job \
+         every period, by the clock: systemd timers, cron)",
     ),
     ParamSpec::new(
         Section::Workload,
         "clients",
         ParamKind::Count { min: 1, max: 100_000_000 },
         ParamDefault::Value(Value::Count(100)),
-        "burst: requests released together; closed: clients",
+        "burst: requests released together; closed: clients; periodic: hosts",
     ),
     ParamSpec::new(
         Section::Workload,
@@ -69,7 +78,36 @@ pub(crate) const PARAMS: &[ParamSpec] = &[
         "duration",
         ParamKind::Duration,
         ParamDefault::millis(10_000),
-        "open and closed: new requests stop at this time",
+        "open, closed and periodic: new requests stop at this time",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "period",
+        ParamKind::Duration,
+        ParamDefault::Implied(Value::Duration(SimDuration::from_secs(3600))),
+        "periodic: a job every this long on each host's clock (OnCalendar=, a cron schedule)",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "first_at",
+        ParamKind::Duration,
+        ParamDefault::Unset,
+        "periodic: the first boundary on the hosts' clocks, then every period (unset: one period after the start)",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "accuracy",
+        ParamKind::Duration,
+        ParamDefault::Implied(Value::Duration(SimDuration::from_secs(60))),
+        "periodic: systemd's AccuracySec (default 1min): each host runs within this window after the boundary, at a \
+         position stable per host; 0s: exactly at the boundary, as cron does",
+    ),
+    ParamSpec::new(
+        Section::Workload,
+        "randomized_delay",
+        ParamKind::Duration,
+        ParamDefault::Implied(Value::Duration(SimDuration::ZERO)),
+        "periodic: systemd's RandomizedDelaySec: a fresh U[0, this) delay at every run, before the accuracy window",
     ),
     ParamSpec::new(
         Section::Workload,
@@ -86,6 +124,7 @@ pub(crate) enum Arrivals {
     Burst { requests: u32 },
     Open { schedule: RateSchedule },
     Closed { clients: u32, think_time: ThinkTime },
+    Periodic { hosts: u32, timer: PeriodicTimer },
 }
 
 /// A workload as a point describes it.
@@ -101,7 +140,8 @@ pub(crate) struct Workload {
 impl Workload {
     /// The workload the point's [`PARAMS`] describe.
     pub(crate) fn configure(point: &Point) -> Result<Workload, ParamError> {
-        let arrivals = match point.choice_of::<WorkloadKind>("kind")? {
+        let kind = point.choice_of::<WorkloadKind>("kind")?;
+        let arrivals = match kind {
             WorkloadKind::Burst => Arrivals::Burst { requests: point.count("clients")? as u32 },
             WorkloadKind::Open => match point.get("schedule")? {
                 Some(Value::Text(text)) => Arrivals::Open {
@@ -119,7 +159,38 @@ impl Workload {
                 clients: point.count("clients")? as u32,
                 think_time: ThinkTime::with_mean(point.duration("think_time")?),
             },
+            WorkloadKind::Periodic => {
+                let period = point.duration("period")?;
+                if period.is_zero() {
+                    return Err(ParamError::new("period", "a period of 0 would run every job at once, forever".into()));
+                }
+                let first_at = point.optional_duration("first_at")?.unwrap_or(period);
+                let duration = point.duration("duration")?;
+                if first_at >= duration {
+                    return Err(ParamError::new(
+                        "first_at",
+                        format!("the first run ({first_at}) must come before `duration` ({duration}), or nothing runs"),
+                    ));
+                }
+                let timer = PeriodicTimer {
+                    period,
+                    first_at,
+                    accuracy: point.duration("accuracy")?,
+                    randomized_delay: point.duration("randomized_delay")?,
+                };
+                Arrivals::Periodic { hosts: point.count("clients")? as u32, timer }
+            }
         };
+        if kind != WorkloadKind::Periodic {
+            for key in ["period", "first_at", "accuracy", "randomized_delay"] {
+                if point.is_written(key) {
+                    return Err(ParamError::new(
+                        key,
+                        "belongs to kind = \"periodic\"; remove it or set that kind".into(),
+                    ));
+                }
+            }
+        }
         let duration = SimTime::ZERO + point.duration("duration")?;
         let warmup = SimTime::ZERO + point.duration("warmup")?;
         if !arrivals.is_burst() && warmup >= duration {
@@ -132,6 +203,24 @@ impl Workload {
 impl Arrivals {
     pub(crate) fn is_burst(&self) -> bool {
         matches!(self, Arrivals::Burst { .. })
+    }
+
+    /// The clients (hosts) of a burst, closed or periodic workload; an open one has none of its own.
+    pub(crate) fn clients(&self) -> Option<u32> {
+        match self {
+            Arrivals::Burst { requests: clients }
+            | Arrivals::Closed { clients, .. }
+            | Arrivals::Periodic { hosts: clients, .. } => Some(*clients),
+            Arrivals::Open { .. } => None,
+        }
+    }
+
+    /// The period of a periodic workload.
+    pub(crate) fn period(&self) -> Option<SimDuration> {
+        match self {
+            Arrivals::Periodic { timer, .. } => Some(timer.period),
+            _ => None,
+        }
     }
 }
 
