@@ -130,7 +130,7 @@ impl Heatmap {
             spec.unit.label(),
             scenario.replicates
         );
-        if recovered_index.is_some() {
+        if panels.iter().flat_map(|p| p.cells.iter().flatten()).any(|cell| cell.partial.is_some()) {
             subtitle.push_str("; k/n: only k of the n replicates recovered");
             if spec.name == "recovery_ms" {
                 subtitle.push_str(" (the mean is over those k); never: none did");
