@@ -310,6 +310,7 @@ register_models! {
     layers::Layers => Layers,
     fanout::Fanout => Fanout,
     periodic_sync::PeriodicSync => PeriodicSync,
+    queue::Queue => Queue,
 }
 
 impl ModelKind {

@@ -14,6 +14,7 @@ mod metastability;
 mod models_input;
 mod png_text;
 mod queueing_theory;
+mod queues;
 mod report_html;
 mod shard;
 mod trace;
