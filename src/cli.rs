@@ -56,9 +56,14 @@ pub enum Command {
         /// Print nothing but errors, and no progress bar.
         #[arg(long, short)]
         quiet: bool,
-        /// Also write every attempt of one replicate as a Chrome trace (JSON; open it in ui.perfetto.dev).
+        /// Also write every attempt of one replicate as a trace: Chrome trace JSON (open it in ui.perfetto.dev) or,
+        /// with --trace-format otlp, OpenTelemetry's OTLP/JSON.
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// With --trace: chrome (Trace Event JSON for Perfetto) or otlp (OTLP/JSON: a trace per request, a span per
+        /// attempt with http.request.resend_count).
+        #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TraceFormat::Chrome, requires = "trace")]
+        trace_format: TraceFormat,
         /// With --trace: the sweep point to trace, by its position in summary.csv (0 = first row).
         #[arg(long, value_name = "N", default_value_t = 0, requires = "trace")]
         trace_point: usize,
@@ -243,6 +248,15 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+}
+
+/// `--trace-format` of `retrylab run`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TraceFormat {
+    /// Chrome Trace Event JSON, for ui.perfetto.dev and chrome://tracing.
+    Chrome,
+    /// OpenTelemetry OTLP/JSON (an ExportTraceServiceRequest).
+    Otlp,
 }
 
 /// `--error` of `retrylab delays`.

@@ -30,8 +30,10 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             trace,
             trace_point,
             trace_replicate,
+            trace_format,
         } => {
-            let trace = trace.map(|file| TraceRequest { file, point: trace_point, replicate: trace_replicate });
+            let otlp = trace_format == cli::TraceFormat::Otlp;
+            let trace = trace.map(|file| TraceRequest { file, point: trace_point, replicate: trace_replicate, otlp });
             if list_points {
                 return commands::list_points(&scenarios, &set, &mut stdout);
             }

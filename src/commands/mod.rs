@@ -57,6 +57,8 @@ pub struct TraceRequest {
     /// Position in the canonical point order (the rows of summary.csv).
     pub point: usize,
     pub replicate: u32,
+    /// Write OTLP/JSON instead of Chrome trace JSON.
+    pub otlp: bool,
 }
 
 /// The default output folder of a scenario: `results/<file stem>/`.
@@ -207,7 +209,12 @@ fn write_trace(
         replicate: trace.replicate,
         seed,
     };
-    atomic::write_atomic(&trace.file, &report::trace::chrome_trace_json(&output.spans, &context))?;
+    let bytes = if trace.otlp {
+        report::otlp::otlp_json(&output.spans, &context)
+    } else {
+        report::trace::chrome_trace_json(&output.spans, &context)
+    };
+    atomic::write_atomic(&trace.file, &bytes)?;
     if output.spans.len() >= crate::model::trace::MAX_TRACE_SPANS {
         eprintln!(
             "warning: the trace keeps the first {} attempts only; trace a smaller point or fewer requests for all",

@@ -150,6 +150,8 @@ impl SimModel for Fanout {
                                 status,
                                 slept: SimDuration::ZERO,
                                 hedge,
+                                id: 0,
+                                parent: 0,
                             };
                             spans.push(span(at, a, a_status, false));
                             spans.push(span(at + wait, b, b_status, true));
@@ -168,6 +170,8 @@ impl SimModel for Fanout {
                                 status: 200,
                                 slept: SimDuration::ZERO,
                                 hedge: false,
+                                id: 0,
+                                parent: 0,
                             });
                         }
                         first

@@ -254,7 +254,8 @@ impl<'a> SyncRun<'a> {
             let attempt = self.sent[node as usize];
             let (start, end) = (now, self.idle_at);
             let slept = SimDuration::ZERO;
-            spans.push(Span { owner: node, layer: 0, start, end, attempt, outcome: "sent", status: 0, slept, hedge: false });
+            let (outcome, hedge) = ("sent", false);
+            spans.push(Span { owner: node, layer: 0, start, end, attempt, outcome, status: 0, slept, hedge, id: 0, parent: 0 });
         }
         scheduler.schedule_at(self.idle_at, SyncEvent::SpellEnds { spell: self.spell });
     }

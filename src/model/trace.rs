@@ -28,6 +28,12 @@ pub struct Span {
     pub slept: SimDuration,
     /// A hedged copy rather than a first try or retry.
     pub hedge: bool,
+    /// Its own id within the run (the layered model's attempt tag), or 0 for spans that need none: the exporter
+    /// numbers those.
+    pub id: u32,
+    /// The id of the span it was sent under (the caller's attempt, in the layered model), or 0: the owner's
+    /// operation itself.
+    pub parent: u32,
 }
 
 /// Per-owner bookkeeping for models whose owners have one attempt at a time: when the attempt in flight began
@@ -54,6 +60,8 @@ impl Tracer {
             return;
         }
         let (start, slept) = self.open.get(owner as usize).copied().unwrap_or((end, SimDuration::ZERO));
-        self.spans.push(Span { owner, layer: 0, start, end, attempt, outcome, status, slept, hedge: false });
+        let span =
+            Span { owner, layer: 0, start, end, attempt, outcome, status, slept, hedge: false, id: 0, parent: 0 };
+        self.spans.push(span);
     }
 }

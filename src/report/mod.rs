@@ -8,6 +8,7 @@ mod grouped_bars;
 mod heatmap;
 mod html;
 mod manifest;
+pub(crate) mod otlp;
 mod rasterise;
 pub(crate) mod read;
 mod tables;

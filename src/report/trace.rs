@@ -169,6 +169,8 @@ mod tests {
             status: 200,
             slept: SimDuration::ZERO,
             hedge: false,
+            id: 0,
+            parent: 0,
         }
     }
 

@@ -114,3 +114,48 @@ fn a_trace_request_outside_the_sweep_is_refused() {
         assert!(!out.exists(), "nothing written for bad input");
     }
 }
+
+#[test]
+fn an_otlp_trace_has_a_trace_per_request_and_a_span_per_attempt_under_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let (file, out) = (dir.path().join("herd.otlp.json"), dir.path().join("herd"));
+    retrylab()
+        .args(["run", root.join("scenarios/thundering-herd.toml").to_str().unwrap(), "-q", "--replicates", "1"])
+        .args(["--set", "clients=50", "--out", out.to_str().unwrap(), "--trace", file.to_str().unwrap()])
+        .args(["--trace-point", "1", "--trace-format", "otlp"])
+        .assert()
+        .success();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let spans = json["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap();
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let mut reader = csv::Reader::from_reader(runs.as_bytes());
+    let headers = reader.headers().unwrap().clone();
+    let row = reader.records().nth(1).unwrap().unwrap();
+    let metric = |name: &str| row[headers.iter().position(|h| h == name).unwrap()].parse::<f64>().unwrap();
+    let roots: Vec<_> = spans.iter().filter(|s| s.get("parentSpanId").is_none()).collect();
+    let attempts: Vec<_> = spans.iter().filter(|s| s.get("parentSpanId").is_some()).collect();
+    assert_eq!(roots.len() as f64, metric("requests"));
+    assert_eq!(
+        attempts.len() as f64,
+        metric("calls"),
+        "point 1 is exponential backoff: every attempt reaches the server"
+    );
+    let attribute = |span: &serde_json::Value, key: &str| {
+        span["attributes"].as_array().unwrap().iter().find(|a| a["key"] == key).map(|a| a["value"].clone())
+    };
+    for attempt in &attempts {
+        let root = roots.iter().find(|r| r["traceId"] == attempt["traceId"]).expect("a root in its trace");
+        assert_eq!(attempt["parentSpanId"], root["spanId"]);
+        let number: u64 =
+            attribute(attempt, "retrylab.attempt").unwrap()["intValue"].as_str().unwrap().parse().unwrap();
+        let resend = attribute(attempt, "http.request.resend_count");
+        match number {
+            1 => assert!(resend.is_none(), "a first attempt carries no resend count"),
+            n => assert_eq!(resend.unwrap()["intValue"], (n - 1).to_string()),
+        }
+        assert!(attempt["startTimeUnixNano"].as_str().unwrap().starts_with("17672256"), "from 2026-01-01");
+    }
+    let succeeded = roots.iter().filter(|r| r["status"]["code"] == 1).count();
+    assert_eq!(succeeded as f64, metric("succeeded"));
+}

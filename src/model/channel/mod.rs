@@ -313,7 +313,8 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         if TRACE && let Some(spans) = self.spans.as_mut().filter(|spans| spans.len() < MAX_TRACE_SPANS) {
             let (outcome, status) = if sent_alone { ("success", 200) } else { ("collision", 0) };
             let owner = owner.min(u64::from(u32::MAX)) as u32;
-            spans.push(Span { owner, layer: 0, start, end: start + length, attempt, outcome, status, slept, hedge: false });
+            let end = start + length;
+            spans.push(Span { owner, layer: 0, start, end, attempt, outcome, status, slept, hedge: false, id: 0, parent: 0 });
         }
     }
 

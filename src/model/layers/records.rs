@@ -41,6 +41,8 @@ pub(super) struct InFlight {
 pub(super) struct Call {
     /// The job this call serves (its caller's attempt), `NONE` for a user request.
     pub(super) parent: u32,
+    /// That attempt's tag (0 for a user request), which names the parent of this call's spans in traces.
+    pub(super) parent_tag: u32,
     /// The next call of the same parent job (the parent's children form a list).
     pub(super) next_sibling: u32,
     /// 0 for the user's client, else 1 + the calling service's index.

@@ -207,6 +207,7 @@ impl<'a> LayersRun<'a> {
         };
         let call = Call {
             parent,
+            parent_tag: if parent == NONE { 0 } else { self.jobs[parent as usize].tag },
             next_sibling: NONE,
             caller,
             service,
@@ -498,17 +499,9 @@ impl<'a> LayersRun<'a> {
     fn trace(&mut self, call: u32, attempt: InFlight, end: SimTime, outcome: &'static str, status: u16) {
         if let Some(spans) = self.spans.as_mut().filter(|spans| spans.len() < MAX_TRACE_SPANS) {
             let state = &self.calls[call as usize];
-            spans.push(Span {
-                owner: state.request,
-                layer: state.service,
-                start: attempt.sent,
-                end,
-                attempt: state.failed_attempts + 1,
-                outcome,
-                status,
-                slept: attempt.slept,
-                hedge: attempt.hedge,
-            });
+            let (owner, layer, start, attempt_number) = (state.request, state.service, attempt.sent, state.failed_attempts + 1);
+            let (slept, hedge, id, parent) = (attempt.slept, attempt.hedge, attempt.tag, state.parent_tag);
+            spans.push(Span { owner, layer, start, end, attempt: attempt_number, outcome, status, slept, hedge, id, parent });
         }
     }
 

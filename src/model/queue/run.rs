@@ -291,6 +291,8 @@ impl<'a> QueueRun<'a> {
                 status,
                 slept: SimDuration::ZERO,
                 hedge: false,
+                id: 0,
+                parent: 0,
             });
         }
         if message.finished {
