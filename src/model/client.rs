@@ -316,8 +316,8 @@ pub(crate) const CLOCK_SKEW: ParamSpec = ParamSpec::new(
     "clock_skew",
     ParamKind::Text { syntax: ClockSkew::SYNTAX },
     ParamDefault::Unset,
-    "how far each client's clock is off, drawn once per client; it moves clock-aligned waits and periodic jobs \
-     (unset: every clock right)",
+    "how far each client's clock is off, drawn once per client; it moves clock-aligned waits (and the server \
+     model's periodic jobs) (unset: every clock right)",
 );
 
 /// The clocks a point's `align`, `align_offset` and `clock_skew` describe: `None` when nothing waits by the

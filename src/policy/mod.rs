@@ -10,7 +10,7 @@ pub mod presets;
 mod retry;
 mod token_bucket;
 
-pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy, sidekiq_delay};
+pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy, sidekiq_custom_delay, sidekiq_delay};
 pub use classify::{Classifier, RETRY_ON_SYNTAX, RETRYABLE_STATUSES, Response, RetryAfterPolicy, RetryOn};
 pub use clock::{AlignOffset, Alignment, ClientClock, ClockPolicy, ClockSkew, next_aligned, uniform_below};
 pub use hedge::{Hedge, HedgeMode};

@@ -12,7 +12,7 @@
 //!   delay per attempt) returns it through the dead-letter exchange; the consumer sends it to the dead-letter
 //!   queue once it has been received `max_receives` times (counting the `x-death` header).
 //! - `sidekiq`: a failed job waits in the retry set for Sidekiq's own delay, (n − 1)^4 + 15 + U{0..9}·n seconds
-//!   before retry n (or the strategy's, as a job's `sidekiq_retry_in` replaces the first two terms), and after
+//!   before retry n (the strategy's delay replaces the first two terms, as a job's `sidekiq_retry_in` does), and after
 //!   `max_receives` executions (26: 25 retries, by default) goes to the dead set.
 //!
 //! `poison_probability` makes a message fail every time. With `ordering = "ordered"`, messages are spread over

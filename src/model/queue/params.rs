@@ -38,8 +38,8 @@ pub(crate) enum Redelivery {
     VisibilityTimeout { visibility: SimDuration, backoff: bool },
     /// Back after `ttl` in a delay queue, or after the strategy's delay with `backoff`.
     TtlQueue { ttl: SimDuration, backoff: bool },
-    /// Sidekiq's retry set: its own schedule, or with `backoff` the strategy's delay (as a job's
-    /// `sidekiq_retry_in` replaces it).
+    /// Sidekiq's retry set: its own schedule, or with `backoff` the strategy's delay plus Sidekiq's jitter (as
+    /// for a job's `sidekiq_retry_in`).
     Sidekiq { backoff: bool },
 }
 

@@ -14,7 +14,7 @@ use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::{RunOutput, RunSettings};
-use crate::policy::{BackoffMemory, FailureKind, sidekiq_delay};
+use crate::policy::{BackoffMemory, FailureKind, sidekiq_custom_delay, sidekiq_delay};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
 
@@ -323,7 +323,10 @@ impl<'a> QueueRun<'a> {
             Redelivery::TtlQueue { ttl, backoff: false } => ttl,
             Redelivery::TtlQueue { backoff: true, .. } => self.backoff(message.receives),
             Redelivery::Sidekiq { backoff: false } => sidekiq_delay(message.receives, &mut self.rng),
-            Redelivery::Sidekiq { backoff: true } => self.backoff(message.receives),
+            Redelivery::Sidekiq { backoff: true } => {
+                let custom = self.backoff(message.receives);
+                sidekiq_custom_delay(message.receives, custom, &mut self.rng)
+            }
         };
         let message = &mut self.messages[id as usize];
         message.epoch = message.epoch.wrapping_add(1);

@@ -2,7 +2,7 @@ use super::*;
 use crate::model::ModelKind;
 use crate::params::Value;
 use crate::policy::test_rng;
-use crate::policy::{BackoffParams, Strategy, sidekiq_delay};
+use crate::policy::{BackoffParams, Strategy, sidekiq_custom_delay, sidekiq_delay};
 use crate::time::SimDuration;
 
 const BUCKET: SimDuration = SimDuration::from_secs(1);
@@ -69,6 +69,15 @@ fn sidekiqs_schedule_is_its_formula_and_its_25_retries_take_about_three_weeks() 
         }
         assert!(seen.iter().all(|&s| s), "retry {n}: every r in 0..=9 drawn");
     }
+    // A custom delay (sidekiq_retry_in, or the queue model's backoff strategy) keeps Sidekiq's jitter.
+    let custom = SimDuration::from_secs(100);
+    let mut seen = [false; 10];
+    for _ in 0..400 {
+        let jitter = (sidekiq_custom_delay(3, custom, &mut rng).as_nanos() - custom.as_nanos()) / 1_000_000_000;
+        assert_eq!(jitter % 3, 0);
+        seen[(jitter / 3) as usize] = true;
+    }
+    assert!(seen.iter().all(|&s| s), "100 s + r·3 s for every r in 0..=9");
     // As a strategy, b is the unit and c the cap.
     let params = BackoffParams::new(SimDuration::from_millis(1), SimDuration::from_secs(100), 1.0);
     let mut memory = crate::policy::BackoffMemory::default();

@@ -101,7 +101,7 @@ pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, low: f64, high: f64) -> f64 
 macro_rules! register_strategies {
     ($($module:ident :: $formula:ident => $variant:ident),+ $(,)?) => {
         $(mod $module; pub use $module::$formula;)+
-        pub use sidekiq::sidekiq_delay;
+        pub use sidekiq::{sidekiq_custom_delay, sidekiq_delay};
 
         /// Every registered backoff strategy, named as in scenario files.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -31,3 +31,13 @@ pub fn sidekiq_delay<R: Rng + ?Sized>(n: u32, rng: &mut R) -> SimDuration {
     let params = BackoffParams::new(SimDuration::from_secs(1), SimDuration::MAX, 1.0);
     Sidekiq::delay(&params, n, &mut BackoffMemory::default(), rng)
 }
+
+/// The delay before retry `n` of a job whose `sidekiq_retry_in` asks for `custom`: custom + r·n seconds, r uniform
+/// in {0, …, 9} (Sidekiq adds its jitter to a custom delay too); Sidekiq's own delay when `custom` is 0.
+pub fn sidekiq_custom_delay<R: Rng + ?Sized>(n: u32, custom: SimDuration, rng: &mut R) -> SimDuration {
+    if custom.is_zero() {
+        return sidekiq_delay(n, rng);
+    }
+    let jitter = rng.random_range(0..10_u64) * u64::from(n.max(1));
+    custom + SimDuration::from_secs(jitter)
+}
