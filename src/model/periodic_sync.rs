@@ -181,7 +181,7 @@ impl SimModel for PeriodicSync {
             horizon: SimTime::ZERO + config.duration,
         };
         let stats = run(&mut state, &mut scheduler, limit);
-        let mut output = state.finish(stats.events, &mut scheduler);
+        let mut output = state.finish(stats.events);
         output.truncated = stats.truncated && stats.events >= settings.max_events;
         output
     }
@@ -260,28 +260,34 @@ impl<'a> SyncRun<'a> {
         scheduler.schedule_at(self.idle_at, SyncEvent::SpellEnds { spell: self.spell });
     }
 
-    /// Ends the spell in progress, if any: its senders reset their timers and form one cluster.
+    /// Ends the spell in progress, if any: its senders form one cluster and reset their timers.
     fn end_spell(&mut self, scheduler: &mut Scheduler<SyncEvent>) {
-        if self.senders.is_empty() {
-            return;
-        }
-        let size = self.senders.len() as u32;
+        self.close_cluster();
         let end = self.idle_at;
-        self.clusters.push((end, size));
-        self.message_cluster_sum += u64::from(size) * u64::from(size);
-        self.timeline_largest.record(end, size);
         let (tp, tr) = (self.config.period.as_nanos(), self.config.jitter.as_nanos());
-        for node in std::mem::take(&mut self.senders) {
+        for index in 0..self.senders.len() {
             let timer = tp - tr + self.rng.random_range(0..=2 * tr);
+            let node = self.senders[index];
             scheduler.schedule_at(end + SimDuration::from_nanos(timer), SyncEvent::TimerExpires { node });
         }
+        self.senders.clear();
         self.spell = self.spell.wrapping_add(1);
     }
 
-    fn finish(mut self, events: u64, scheduler: &mut Scheduler<SyncEvent>) -> RunOutput {
+    /// Records the spell in progress, if any node sent in it, as a cluster ending at `idle_at`.
+    fn close_cluster(&mut self) {
+        if !self.senders.is_empty() {
+            let size = self.senders.len() as u32;
+            self.clusters.push((self.idle_at, size));
+            self.message_cluster_sum += u64::from(size) * u64::from(size);
+            self.timeline_largest.record(self.idle_at, size);
+        }
+    }
+
+    fn finish(mut self, events: u64) -> RunOutput {
         // A spell still open at the horizon is a cluster cut short; count it as it stands.
         self.idle_at = self.idle_at.min(SimTime::ZERO + self.config.duration);
-        self.end_spell(scheduler);
+        self.close_cluster();
         let all = self.config.nodes;
         let end = SimTime::ZERO + self.config.duration;
         let round = self.config.round();
