@@ -118,6 +118,21 @@ pub struct ParamSpec {
     /// The earlier name of a parameter renamed after results were published: still accepted (an alias), and the
     /// name its value is hashed under, so the rename moved no seed.
     pub formerly: Option<(Section, &'static str)>,
+    /// Which random streams the value seeds (see [`SeedSide`]).
+    pub side: SeedSide,
+}
+
+/// Which seeds a parameter's value enters. The rule: what describes the system and its workload seeds the world's
+/// streams and the policy's; what the clients choose seeds the policy's only; what only cuts a run short or says
+/// what to measure enters no seed, so a longer run extends a shorter one draw for draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeedSide {
+    /// `[model]` and `[workload]` parameters: both seeds.
+    World,
+    /// `[client]` parameters: the policy's seed only.
+    Policy,
+    /// Run length and measurement (duration, warmup, slots, thresholds): no seed.
+    Measurement,
 }
 
 impl ParamSpec {
@@ -128,7 +143,17 @@ impl ParamSpec {
         default: ParamDefault,
         help: &'static str,
     ) -> ParamSpec {
-        ParamSpec { section, key, kind, default, help, formerly: None }
+        let side = match section {
+            Section::Model | Section::Workload => SeedSide::World,
+            Section::Client => SeedSide::Policy,
+        };
+        ParamSpec { section, key, kind, default, help, formerly: None, side }
+    }
+
+    /// The same parameter, one that only cuts a run short or says what to measure: it enters no seed.
+    pub const fn measurement(mut self) -> ParamSpec {
+        self.side = SeedSide::Measurement;
+        self
     }
 
     /// The same parameter, once called `key` in `section` (see [`ParamSpec::formerly`]).
@@ -502,12 +527,28 @@ impl Point {
         if self.get(key)?.is_none() { Ok(None) } else { self.duration(key).map(Some) }
     }
 
-    /// `section.key=value;…` over every set parameter, in declaration order: the text hashed into seeds. Each
-    /// value goes under its parameter's [`ParamSpec::seed_name`], so renamed parameters keep their seeds.
+    /// `section.key=value;…` over every set parameter, in declaration order: the point's identity (its id).
+    /// Each value goes under its parameter's [`ParamSpec::seed_name`], so renamed parameters keep their ids.
     pub fn canonical_text(&self) -> String {
+        self.text_of(|_| true)
+    }
+
+    /// The canonical text of the parameters that seed the world's streams.
+    pub fn world_seed_text(&self) -> String {
+        self.text_of(|side| side == SeedSide::World)
+    }
+
+    /// The canonical text of the parameters that seed the policy's streams: all but the measurement ones.
+    pub fn policy_seed_text(&self) -> String {
+        self.text_of(|side| side != SeedSide::Measurement)
+    }
+
+    fn text_of(&self, keep: impl Fn(SeedSide) -> bool) -> String {
         let mut text = String::new();
         for (spec, value) in &self.entries {
-            if let Some(value) = value {
+            if let Some(value) = value
+                && keep(spec.side)
+            {
                 let (section, key) = spec.seed_name();
                 text.push_str(&format!("{}.{key}={value};", section.name()));
             }
@@ -516,7 +557,9 @@ impl Point {
             let links: Vec<&str> = part.links.iter().map(|&i| self.parts[i].name.as_str()).collect();
             text.push_str(&format!("part.{}.links={};", part.name, links.join(",")));
             for (spec, value) in &part.overrides {
-                text.push_str(&format!("part.{}.{}={value};", part.name, spec.seed_name().1));
+                if keep(spec.side) {
+                    text.push_str(&format!("part.{}.{}={value};", part.name, spec.seed_name().1));
+                }
             }
         }
         text

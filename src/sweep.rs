@@ -1,10 +1,9 @@
-//! Runs every (point, replicate) pair of a sweep in parallel. Each pair's seed comes from the master seed, the
-//! point's parameter hash and the replicate number, and results are collected in canonical order, so the outputs
+//! Runs every (point, replicate) pair of a sweep in parallel. Each pair's seeds come from the master seed, the
+//! point's parameter hashes and the replicate number, and results are collected in canonical order, so the outputs
 //! do not depend on the number of threads or on scheduling.
 
 use rayon::prelude::*;
 
-use crate::engine::replicate_seed;
 use crate::model::{RunOutput, RunSettings};
 use crate::scenario::{PlannedPoint, Scenario};
 use crate::time::SimDuration;
@@ -15,6 +14,7 @@ pub struct Run {
     /// Index into the planned points.
     pub point: usize,
     pub replicate: u32,
+    /// The policy's seed (the world's follows from the point and the replicate).
     pub seed: u64,
     pub output: RunOutput,
 }
@@ -81,16 +81,16 @@ pub fn run_work(
             .replicates
             .par_iter()
             .map(|&replicate| {
-                let seed = replicate_seed(settings.master_seed, planned.hash, replicate);
+                let seeds = planned.seeds(settings.master_seed, replicate);
                 let run = RunSettings {
-                    seed,
+                    seeds,
                     bucket: settings.timeline_bucket,
                     max_events: settings.max_events_per_run,
                     trace: false,
                 };
                 let output = planned.config.simulate(run);
                 on_run_done();
-                Run { point: share.point, replicate, seed, output }
+                Run { point: share.point, replicate, seed: seeds.policy, output }
             })
             .collect();
         on_point_done(&runs)?;

@@ -187,9 +187,10 @@ fn write_trace(
 ) -> Result<(), Error> {
     let point = &points[trace.point];
     let settings = SweepSettings::for_scenario(scenario, threads);
-    let seed = crate::engine::replicate_seed(settings.master_seed, point.hash, trace.replicate);
+    let seeds = point.seeds(settings.master_seed, trace.replicate);
+    let seed = seeds.policy;
     let run_settings = crate::model::RunSettings {
-        seed,
+        seeds,
         bucket: settings.timeline_bucket,
         max_events: settings.max_events_per_run,
         trace: true,

@@ -6,5 +6,5 @@ mod rng;
 mod sim;
 
 pub use queue::EventQueue;
-pub use rng::{SimRng, mix64, replicate_seed, sim_rng, stable_hash};
+pub use rng::{RunSeeds, SimRng, Stream, Streams, mix64, replicate_seed, sim_rng, stable_hash};
 pub use sim::{Model, RunLimit, RunStats, Scheduler, run};

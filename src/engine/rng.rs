@@ -1,5 +1,8 @@
-//! Seeded random streams. Every (point, replicate) pair gets its own stream whose seed depends only on the master
-//! seed, a stable hash of the point's parameters and the replicate number, never on threads or iteration order.
+//! Seeded random streams, one per purpose. A run of a (point, replicate) pair draws arrivals, service times,
+//! network delays, faults and clocks from the world's streams, seeded by the master seed, the replicate and the
+//! parameters that describe the system and workload; and backoff jitter and admission from the policy's streams,
+//! seeded by every parameter. Points that differ only in client policy meet the same world in the same replicate
+//! (common random numbers), and no seed depends on threads, iteration order, or how long a run lasts.
 
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -37,6 +40,106 @@ pub fn replicate_seed(master_seed: u64, point_hash: u64, replicate: u32) -> u64 
     mix64(mix64(master_seed ^ mix64(point_hash)) ^ u64::from(replicate))
 }
 
+/// What a random stream is for. The world's streams describe the system and its workload, the policy's the
+/// clients' choices; each is drawn in its own order, so a policy that retries more does not shift the world's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// New requests, think times and what arrives (a poison message) (world).
+    Arrivals,
+    /// Service times (world).
+    Service,
+    /// Service times of hedged copies, so that hedging does not shift the first copies' (world).
+    Hedges,
+    /// Network delays (world).
+    Network,
+    /// Failed calls and the server's error answers (world).
+    Faults,
+    /// Hosts' clock skews and timers (world).
+    Clocks,
+    /// Backoff jitter and clock-aligned offsets (policy).
+    Jitter,
+    /// Uniform draws handed to a probabilistic retry limiter (policy).
+    Admission,
+}
+
+impl Stream {
+    /// Whether the stream is seeded by the world's parameters only.
+    pub const fn is_world(self) -> bool {
+        !matches!(self, Stream::Jitter | Stream::Admission)
+    }
+
+    /// Tells the streams of one run apart: eight ASCII letters.
+    const fn tag(self) -> u64 {
+        u64::from_be_bytes(*match self {
+            Stream::Arrivals => b"arrivals",
+            Stream::Service => b"service_",
+            Stream::Hedges => b"hedges__",
+            Stream::Network => b"network_",
+            Stream::Faults => b"faults__",
+            Stream::Clocks => b"clocks__",
+            Stream::Jitter => b"jitter__",
+            Stream::Admission => b"admissio",
+        })
+    }
+}
+
+/// The two seeds of one run: the world's and the policy's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunSeeds {
+    /// From the master seed, the replicate and the system and workload parameters.
+    pub world: u64,
+    /// From the master seed, the replicate and every parameter that enters a seed: the run's seed in runs.csv.
+    pub policy: u64,
+}
+
+impl RunSeeds {
+    /// The seeds of `replicate` of a point whose world and policy parameters hash to the given values.
+    pub fn of_replicate(master_seed: u64, world_hash: u64, policy_hash: u64, replicate: u32) -> RunSeeds {
+        RunSeeds {
+            world: replicate_seed(master_seed, world_hash, replicate),
+            policy: replicate_seed(master_seed, policy_hash, replicate),
+        }
+    }
+
+    /// One seed for both sides (tests, and runs outside a sweep).
+    pub const fn single(seed: u64) -> RunSeeds {
+        RunSeeds { world: seed, policy: seed }
+    }
+
+    /// A generator for `stream`: SplitMix64 of the side's seed with the stream's tag.
+    pub fn stream(self, stream: Stream) -> SimRng {
+        let side = if stream.is_world() { self.world } else { self.policy };
+        sim_rng(mix64(side ^ stream.tag()))
+    }
+}
+
+/// One generator per [`Stream`], for a run to draw from by purpose.
+pub struct Streams {
+    pub arrivals: SimRng,
+    pub service: SimRng,
+    pub hedges: SimRng,
+    pub network: SimRng,
+    pub faults: SimRng,
+    pub clocks: SimRng,
+    pub jitter: SimRng,
+    pub admission: SimRng,
+}
+
+impl Streams {
+    pub fn new(seeds: RunSeeds) -> Streams {
+        Streams {
+            arrivals: seeds.stream(Stream::Arrivals),
+            service: seeds.stream(Stream::Service),
+            hedges: seeds.stream(Stream::Hedges),
+            network: seeds.stream(Stream::Network),
+            faults: seeds.stream(Stream::Faults),
+            clocks: seeds.stream(Stream::Clocks),
+            jitter: seeds.stream(Stream::Jitter),
+            admission: seeds.stream(Stream::Admission),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -59,5 +162,16 @@ mod tests {
         let first: Vec<u64> = (0..4).map(|_| sim_rng(a).random()).collect();
         let mut rng = sim_rng(a);
         assert_eq!(first[0], rng.random::<u64>());
+    }
+
+    #[test]
+    fn streams_follow_their_side_and_differ_from_each_other() {
+        let a = RunSeeds { world: 1, policy: 2 };
+        let b = RunSeeds { world: 1, policy: 3 };
+        let first = |seeds: RunSeeds, stream| seeds.stream(stream).random::<u64>();
+        assert_eq!(first(a, Stream::Service), first(b, Stream::Service));
+        assert_ne!(first(a, Stream::Jitter), first(b, Stream::Jitter));
+        assert_ne!(first(a, Stream::Service), first(a, Stream::Network));
+        assert_ne!(first(a, Stream::Jitter), first(a, Stream::Admission));
     }
 }

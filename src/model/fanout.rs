@@ -14,7 +14,7 @@ use super::{RunOutput, RunSettings};
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
-use crate::engine::sim_rng;
+use crate::engine::Streams;
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, LatencyHistogram};
 use crate::policy::Hedge;
@@ -45,14 +45,14 @@ const FANOUT_PARAMS: &[ParamSpec] = &[
         ParamKind::Duration,
         ParamDefault::millis(500),
         "a request taking at least this long counts as slow",
-    ),
+    ).measurement(),
     ParamSpec::new(
         Section::Model,
         "requests",
         ParamKind::Count { min: 1, max: 100_000_000 },
         ParamDefault::Value(Value::Count(10_000)),
         "user requests per run",
-    ),
+    ).measurement(),
 ];
 
 const HEDGE_PARAMS: &[ParamSpec] = &[client::HEDGE, client::hedge_delay(ParamDefault::millis(50)), client::HEDGE_PERCENTILE];
@@ -108,7 +108,8 @@ impl SimModel for Fanout {
     }
 
     fn simulate(config: &FanoutConfig, run: RunSettings) -> RunOutput {
-        let mut rng = sim_rng(run.seed);
+        // First copies and hedged copies draw from streams of their own, so that hedging shifts no first copy.
+        let Streams { service: mut first_copies, hedges: mut hedged_copies, .. } = Streams::new(run.seeds);
         let mut leaves = LatencyHistogram::default();
         let mut requests = LatencyHistogram::default();
         let mut hedges_per_bucket = BucketCounter::new(run.bucket);
@@ -129,13 +130,13 @@ impl SimModel for Fanout {
                     break 'requests;
                 }
                 calls += 1;
-                let first = config.leaf.sample(&mut rng);
+                let first = config.leaf.sample(&mut first_copies);
                 let answer = match delay {
                     Some(wait) if first > wait => {
                         hedges += 1;
                         calls += 1;
                         hedges_per_bucket.record(at);
-                        let second = wait + config.leaf.sample(&mut rng);
+                        let second = wait + config.leaf.sample(&mut hedged_copies);
                         if run.trace && spans.len() < MAX_TRACE_SPANS {
                             let answer = first.min(second);
                             let outcome = |won: bool| if won { ("success", 200) } else { ("cancelled", 0) };

@@ -11,6 +11,7 @@ pub(crate) mod verdict;
 
 pub mod trace;
 
+use crate::engine::RunSeeds;
 use crate::params::{ParamError, ParamSpec, PartTable, Point, Value};
 use crate::stats::Support;
 use crate::time::SimDuration;
@@ -77,10 +78,10 @@ impl Unit {
     }
 }
 
-/// How one replicate runs: its seed, the timeline's bucket width, and a cap on events.
+/// How one replicate runs: its seeds, the timeline's bucket width, and a cap on events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunSettings {
-    pub seed: u64,
+    pub seeds: RunSeeds,
     pub bucket: SimDuration,
     /// A run that reaches this many events stops there and is reported as truncated: an unstable system (a
     /// retry storm that never drains) would otherwise grow until memory runs out.
@@ -93,8 +94,9 @@ pub struct RunSettings {
 pub const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
 
 impl RunSettings {
+    /// Settings with one seed for the world and the policy (tests, and runs outside a sweep).
     pub fn new(seed: u64, bucket: SimDuration) -> Self {
-        RunSettings { seed, bucket, max_events: DEFAULT_MAX_EVENTS, trace: false }
+        RunSettings { seeds: RunSeeds::single(seed), bucket, max_events: DEFAULT_MAX_EVENTS, trace: false }
     }
 
     pub fn limit(&self) -> crate::engine::RunLimit {

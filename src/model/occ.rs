@@ -13,7 +13,7 @@ use super::client;
 use super::distributions;
 use super::trace::Tracer;
 use super::{RunOutput, RunSettings, SimModel};
-use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
+use crate::engine::{Model, RunSeeds, Scheduler, SimRng, Stream, run};
 use crate::metrics::BucketCounter;
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::policy::{BackoffMemory, FailureKind, RetryDecision, RetryPolicy};
@@ -125,7 +125,7 @@ impl SimModel for Occ {
 /// One replicate; `TRACE` is a compile-time switch so that untraced runs carry no tracing code at all.
 fn simulate_with<const TRACE: bool>(config: &OccConfig, run_settings: RunSettings) -> RunOutput {
     let mut scheduler = Scheduler::with_capacity(config.clients as usize);
-        let mut model = OccRun::<TRACE>::new(config, sim_rng(run_settings.seed), run_settings.bucket);
+        let mut model = OccRun::<TRACE>::new(config, run_settings.seeds, run_settings.bucket);
         if TRACE {
             let mut tracer = Tracer::default();
             (0..config.clients).for_each(|client| tracer.begin(client, SimTime::ZERO, SimDuration::ZERO));
@@ -164,7 +164,9 @@ struct ClientState {
 /// The state of one replicate.
 struct OccRun<'a, const TRACE: bool> {
     config: &'a OccConfig,
-    rng: SimRng,
+    /// Network delays (the world's stream) and backoff jitter (the policy's).
+    network: SimRng,
+    jitter: SimRng,
     version: u64,
     clients: Vec<ClientState>,
     writes_per_bucket: BucketCounter,
@@ -178,10 +180,11 @@ struct OccRun<'a, const TRACE: bool> {
 }
 
 impl<'a, const TRACE: bool> OccRun<'a, TRACE> {
-    fn new(config: &'a OccConfig, rng: SimRng, bucket: SimDuration) -> Self {
+    fn new(config: &'a OccConfig, seeds: RunSeeds, bucket: SimDuration) -> Self {
         OccRun {
             config,
-            rng,
+            network: seeds.stream(Stream::Network),
+            jitter: seeds.stream(Stream::Jitter),
             version: 0,
             clients: vec![ClientState::default(); config.clients as usize],
             writes_per_bucket: BucketCounter::new(bucket),
@@ -197,7 +200,7 @@ impl<'a, const TRACE: bool> OccRun<'a, TRACE> {
     /// One network hop: |Normal(mean, sd)|.
     #[inline]
     fn hop(&mut self) -> SimDuration {
-        SimDuration::from_nanos_f64(self.config.network.sample(&mut self.rng).abs())
+        SimDuration::from_nanos_f64(self.config.network.sample(&mut self.network).abs())
     }
 
     fn finish(self, events: u64, completion_ms: f64) -> RunOutput {
@@ -286,7 +289,7 @@ impl<const TRACE: bool> OccRun<'_, TRACE> {
                     elapsed,
                     (FailureKind::Transient, None),
                     &mut state.memory,
-                    &mut self.rng,
+                    &mut self.jitter,
                 );
                 match decision {
                     RetryDecision::RetryAfter(sleep) => {

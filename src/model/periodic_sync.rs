@@ -19,7 +19,7 @@ use rand::RngExt;
 
 use super::trace::{MAX_TRACE_SPANS, Span};
 use super::{RunOutput, RunSettings, SimModel};
-use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
+use crate::engine::{Model, Scheduler, SimRng, Stream, run};
 use crate::metrics::{BucketCounter, BucketMax};
 use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value, choices};
 use crate::time::{SimDuration, SimTime};
@@ -80,7 +80,7 @@ const PARAMS: &[ParamSpec] = &[
         ParamKind::Duration,
         ParamDefault::Value(Value::Duration(SimDuration::from_secs(100_000))),
         "the run stops at this time",
-    ),
+    ).measurement(),
 ];
 
 /// The metrics, in the order of runs.csv's columns, and their positions in [`RunOutput::metrics`].
@@ -164,7 +164,7 @@ impl SimModel for PeriodicSync {
     }
 
     fn simulate(config: &PeriodicSyncConfig, settings: RunSettings) -> RunOutput {
-        let mut state = SyncRun::new(config, sim_rng(settings.seed), settings.bucket);
+        let mut state = SyncRun::new(config, settings.seeds.stream(Stream::Clocks), settings.bucket);
         if settings.trace {
             state.spans = Some(Vec::new());
         }

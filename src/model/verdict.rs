@@ -27,14 +27,14 @@ pub(crate) const PARAMS: &[ParamSpec] = &[
         ParamKind::Real { min: 0.0, max: 1.0 },
         ParamDefault::Implied(Value::Real(0.5)),
         "for tipped and stuck: a bucket is bad when less than this share of the work offered in it succeeds in good time",
-    ),
+    ).measurement(),
     ParamSpec::new(
         Section::Workload,
         "stuck_hold",
         ParamKind::Duration,
         ParamDefault::Implied(Value::Duration(SimDuration::from_secs(10))),
         "for tipped and stuck: how long bad buckets must follow one another after the trigger for the run to have tipped",
-    ),
+    ).measurement(),
 ];
 
 /// How a run is judged.

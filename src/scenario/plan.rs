@@ -2,7 +2,7 @@
 //! each point with its model before anything runs.
 
 use super::{Origin, Scenario};
-use crate::engine::stable_hash;
+use crate::engine::{RunSeeds, stable_hash};
 use crate::error::InputError;
 use crate::model::ModelConfig;
 use crate::params::{Point, Value};
@@ -16,8 +16,11 @@ pub struct PlannedPoint {
     pub index: usize,
     /// The swept values, aligned with `Scenario::sweep`.
     pub swept: Vec<Value>,
-    /// Stable hash of every parameter's canonical text: one input of the replicate seeds.
+    /// Stable hash of every parameter's canonical text: the point's identity.
     pub hash: u64,
+    /// Stable hashes of the texts that seed the world's and the policy's streams (see [`crate::params::SeedSide`]).
+    pub world_hash: u64,
+    pub policy_hash: u64,
     pub config: ModelConfig,
     /// The client policy the point runs, presets resolved, in one line (models with a retry policy).
     pub policy: Option<String>,
@@ -27,6 +30,11 @@ impl PlannedPoint {
     /// A stable short id: the first 12 hex digits of the parameter hash.
     pub fn id(&self) -> String {
         format!("{:012x}", self.hash >> 16)
+    }
+
+    /// The seeds of one replicate of the point.
+    pub fn seeds(&self, master_seed: u64, replicate: u32) -> RunSeeds {
+        RunSeeds::of_replicate(master_seed, self.world_hash, self.policy_hash, replicate)
     }
 }
 
@@ -43,22 +51,25 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
             format!("{count} points is more than the limit of {MAX_POINTS}"),
         ));
     }
-    let mut points = Vec::with_capacity(count);
-    for index in 0..count {
-        // Mixed-radix decomposition of `index`, last axis fastest.
-        let mut rest = index;
-        let mut swept = vec![Value::Count(0); scenario.sweep.len()];
-        for (slot, axis) in swept.iter_mut().zip(&scenario.sweep).rev() {
-            *slot = axis.values[rest % axis.values.len()].clone();
-            rest /= axis.values.len();
-        }
-        let point = point_of(scenario, &swept);
-        let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
-        let policy = config.describe_policy(&point).map_err(|problem| locate(scenario, &swept, problem))?;
-        let hash = stable_hash(point.canonical_text().as_bytes());
-        points.push(PlannedPoint { index, swept, hash, config, policy });
+    (0..count).map(|index| plan_one(scenario, index)).collect()
+}
+
+/// The sweep point at `index` in canonical order, validated by its model.
+pub(crate) fn plan_one(scenario: &Scenario, index: usize) -> Result<PlannedPoint, InputError> {
+    // Mixed-radix decomposition of `index`, last axis fastest.
+    let mut rest = index;
+    let mut swept = vec![Value::Count(0); scenario.sweep.len()];
+    for (slot, axis) in swept.iter_mut().zip(&scenario.sweep).rev() {
+        *slot = axis.values[rest % axis.values.len()].clone();
+        rest /= axis.values.len();
     }
-    Ok(points)
+    let point = point_of(scenario, &swept);
+    let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
+    let policy = config.describe_policy(&point).map_err(|problem| locate(scenario, &swept, problem))?;
+    let hash = stable_hash(point.canonical_text().as_bytes());
+    let world_hash = stable_hash(point.world_seed_text().as_bytes());
+    let policy_hash = stable_hash(point.policy_seed_text().as_bytes());
+    Ok(PlannedPoint { index, swept, hash, world_hash, policy_hash, config, policy })
 }
 
 /// Points a model's complaint at the place the offending parameter was set.

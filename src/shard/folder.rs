@@ -15,7 +15,6 @@ use sha2::{Digest, Sha256};
 use super::ShardSpec;
 use super::codec::{self, PointRecord};
 use crate::Error;
-use crate::engine::replicate_seed;
 use crate::model::ModelKind;
 use crate::report::{atomic, sha256_hex};
 use crate::scenario::{PlannedPoint, Scenario};
@@ -269,7 +268,7 @@ pub(crate) fn check_point(
     }
     let (metrics, series) = (model.metrics().len(), model.timeline_series().len().max(1));
     for run in &stored.runs {
-        if run.seed != replicate_seed(study.master_seed, point.hash, run.replicate) {
+        if run.seed != point.seeds(study.master_seed, run.replicate).policy {
             return Err(format!("replicate {} has seed {}, not the one its point gives", run.replicate, run.seed));
         }
         if run.output.metrics.len() != metrics || run.output.timeline.len() % series != 0 {

@@ -79,7 +79,8 @@ pub(crate) const PARAMS: &[ParamSpec] = &[
         ParamKind::Duration,
         ParamDefault::millis(10_000),
         "open, closed and periodic: new requests stop at this time",
-    ),
+    )
+    .measurement(),
     ParamSpec::new(
         Section::Workload,
         "period",
@@ -115,7 +116,8 @@ pub(crate) const PARAMS: &[ParamSpec] = &[
         ParamKind::Duration,
         ParamDefault::millis(0),
         "requests sent before this are left out of the metrics",
-    ),
+    )
+    .measurement(),
 ];
 
 /// Who sends requests, and when.

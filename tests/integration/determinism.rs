@@ -78,3 +78,47 @@ fn the_call_graph_model_is_byte_identical_on_one_and_two_threads() {
         .collect();
     assert_eq!(outputs[0], outputs[1]);
 }
+
+/// The timeline.csv rows of `out` that start before `until_ms`, without their swept cells.
+fn timeline_before(out: &Path, until_ms: f64) -> Vec<String> {
+    let text = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|h| *h == "bucket_start_ms").unwrap();
+    text.lines()
+        .skip(1)
+        .filter(|line| line.split(',').nth(at).unwrap().parse::<f64>().unwrap() < until_ms)
+        .map(|line| line.split(',').skip(at).collect::<Vec<_>>().join(","))
+        .collect()
+}
+
+#[test]
+fn a_longer_run_extends_a_shorter_one_draw_for_draw() {
+    // duration enters no seed: the first 14 s of a 30 s run are the 15 s run, bucket for bucket (the last second
+    // aside, where the shorter run's arrivals stop), the 1 s outage at t = 10 s included.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let run = |duration: &str| {
+        let out = dir.path().join(duration);
+        retrylab()
+            .current_dir(root)
+            .args(["run", "scenarios/metastable.toml", "--out", out.to_str().unwrap(), "-q", "--replicates", "2"])
+            .args(["--set", &format!("duration={duration}"), "--set", "outage_duration=1s", "--set", "rate=600"])
+            .args(["--set", "limiter=none"])
+            .assert()
+            .success();
+        out
+    };
+    let (short, long) = (run("15s"), run("30s"));
+    let (short, long) = (timeline_before(&short, 14_000.0), timeline_before(&long, 14_000.0));
+    assert_eq!(short.len(), 140, "{short:?}");
+    assert_eq!(short, long);
+    // A model parameter does move the world: the same run at another rate differs.
+    let other = dir.path().join("rate");
+    retrylab()
+        .current_dir(root)
+        .args(["run", "scenarios/metastable.toml", "--out", other.to_str().unwrap(), "-q", "--replicates", "2"])
+        .args(["--set", "duration=30s", "--set", "outage_duration=1s", "--set", "rate=601", "--set", "limiter=none"])
+        .assert()
+        .success();
+    assert_ne!(timeline_before(&other, 14_000.0), long);
+}

@@ -22,7 +22,7 @@ use super::client;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
-use crate::engine::{SimRng, sim_rng};
+use crate::engine::{RunSeeds, SimRng, Stream};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
 use crate::policy::{
@@ -46,7 +46,7 @@ const CHANNEL_PARAMS: &[ParamSpec] = &[
     ParamSpec::new(Section::Model, "queue_limit", ParamKind::Count { min: 1, max: 100_000_000 }, ParamDefault::Unset, "poisson: frames a station can hold; more are dropped (unset: unlimited)"),
     ParamSpec::new(Section::Model, "slot_time", ParamKind::Duration, ParamDefault::Value(Value::Duration(SimDuration::from_nanos(51_200))), "the slot (ALOHA: one frame time; 802.3 at 10 Mb/s: 512 bit times = 51.2us)"),
     ParamSpec::new(Section::Model, "frame_bytes", ParamKind::Count { min: 64, max: 1518 }, ParamDefault::Value(Value::Count(512)), "Ethernet and ideal: frame size, 64 to 1518 bytes"),
-    ParamSpec::new(Section::Model, "slots", ParamKind::Count { min: 1, max: 10_000_000_000 }, ParamDefault::Value(Value::Count(100_000)), "run length in slots"),
+    ParamSpec::new(Section::Model, "slots", ParamKind::Count { min: 1, max: 10_000_000_000 }, ParamDefault::Value(Value::Count(100_000)), "run length in slots").measurement(),
 ];
 
 /// `[client]`: a station's backoff after a collision, in slots (the slot is the strategy's base, so there is no
@@ -225,7 +225,7 @@ pub(crate) fn metcalfe_boggs_efficiency(q: f64, frame: SimDuration, slot: SimDur
 
 /// One replicate; `TRACE` is a compile-time switch so that untraced runs carry no tracing code at all.
 fn simulate_with<const TRACE: bool>(config: &ChannelConfig, run: RunSettings) -> RunOutput {
-    let mut sim = ChannelRun::<TRACE>::new(config, sim_rng(run.seed), run.bucket, run.max_events);
+    let mut sim = ChannelRun::<TRACE>::new(config, run.seeds, run.bucket, run.max_events);
     if TRACE {
         sim.spans = Some(Vec::new());
     }
@@ -243,7 +243,10 @@ fn simulate_with<const TRACE: bool>(config: &ChannelConfig, run: RunSettings) ->
 /// The state of one replicate.
 struct ChannelRun<'a, const TRACE: bool> {
     config: &'a ChannelConfig,
-    rng: SimRng,
+    /// Who sends when (the world's stream: new frames, and saturated stations' coin flips).
+    arrivals: SimRng,
+    /// Backoff draws (the policy's stream).
+    jitter: SimRng,
     busy_nanos: f64,
     end: SimTime,
     attempts: u64,
@@ -268,10 +271,11 @@ struct ChannelRun<'a, const TRACE: bool> {
 }
 
 impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
-    fn new(config: &'a ChannelConfig, rng: SimRng, bucket: SimDuration, max_events: u64) -> Self {
+    fn new(config: &'a ChannelConfig, seeds: RunSeeds, bucket: SimDuration, max_events: u64) -> Self {
         ChannelRun {
             config,
-            rng,
+            arrivals: seeds.stream(Stream::Arrivals),
+            jitter: seeds.stream(Stream::Jitter),
             busy_nanos: 0.0,
             end: SimTime::ZERO,
             attempts: 0,
@@ -370,13 +374,13 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         let horizon = self.config.slots as f64 * frame;
         let rate = self.config.load / frame;
         let next_start = |rng: &mut SimRng, from: f64| from - (1.0 - rng.random::<f64>()).ln() / rate;
-        let (mut previous, mut current) = (f64::NEG_INFINITY, next_start(&mut self.rng, 0.0));
+        let (mut previous, mut current) = (f64::NEG_INFINITY, next_start(&mut self.arrivals, 0.0));
         let mut in_overlap = false;
         while current < horizon {
             if self.out_of_events() {
                 break;
             }
-            let next = next_start(&mut self.rng, current);
+            let next = next_start(&mut self.arrivals, current);
             self.attempts += 1;
             let at = SimTime::from_nanos(current as u64);
             let clear_before = current - previous >= frame;
@@ -403,7 +407,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 break;
             }
             let at = self.slot_start(slot);
-            let sent = arrivals.sample(&mut self.rng) as u64;
+            let sent = arrivals.sample(&mut self.arrivals) as u64;
             if TRACE {
                 for k in 0..sent {
                     self.trace(self.attempts + k, at, self.config.slot, 1, sent == 1, SimDuration::ZERO);
@@ -430,7 +434,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             let at = self.slot_start(slot);
             let (mut sent, mut sender) = (0_u32, 0_u32);
             for station in 0..self.config.stations {
-                if self.rng.random::<f64>() < p {
+                if self.arrivals.random::<f64>() < p {
                     sent += 1;
                     sender = station;
                     self.trace(u64::from(station), at, self.config.slot, 1, true, SimDuration::ZERO);
@@ -466,8 +470,8 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             }
             let at = self.slot_start(slot);
             if let Some(arrivals) = &arrivals {
-                for _ in 0..arrivals.sample(&mut self.rng) as u64 {
-                    let station = self.rng.random_range(0..n);
+                for _ in 0..arrivals.sample(&mut self.arrivals) as u64 {
+                    let station = self.arrivals.random_range(0..n);
                     if self.config.queue_limit.is_some_and(|limit| queues[station].len() >= limit as usize) {
                         self.drops += 1;
                     } else {
@@ -505,7 +509,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                         SimDuration::ZERO,
                         (FailureKind::Transient, None),
                         &mut memory[station],
-                        &mut self.rng,
+                        &mut self.jitter,
                     );
                     match decision {
                         RetryDecision::RetryAfter(sleep) => ready_slot[station] = slot + 1 + sleep.as_nanos() / slot_nanos,
@@ -571,7 +575,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 for &station in &senders {
                     failed[station] += 1;
                     let decision =
-                        self.config.retry.after_failure(failed[station], SimDuration::ZERO, (FailureKind::Transient, None), &mut memory[station], &mut self.rng);
+                        self.config.retry.after_failure(failed[station], SimDuration::ZERO, (FailureKind::Transient, None), &mut memory[station], &mut self.jitter);
                     match decision {
                         RetryDecision::RetryAfter(sleep) => {
                             ready[station] = after + sleep;
@@ -605,7 +609,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             }
             let (mut sent, mut sender) = (0_u32, 0_u32);
             for station in 0..q {
-                if self.rng.random::<f64>() < p {
+                if self.arrivals.random::<f64>() < p {
                     sent += 1;
                     sender = station;
                     let length = self.config.frame;

@@ -176,7 +176,7 @@ const LAYER_WORKLOAD_PARAMS: &[ParamSpec] = &[
         ParamKind::Count { min: 1, max: 100_000_000 },
         Value::Count(1_000),
         "user requests, arriving as a Poisson stream at `rate`",
-    ),
+    ).measurement(),
     param(
         Section::Workload,
         "rate",
@@ -377,17 +377,12 @@ pub(crate) struct LayersConfig {
 }
 
 impl LayersConfig {
-    /// One clock per limiter (user client, then service), and the stream the clocks and their waits draw from:
-    /// a stream of its own, so runs without clocks draw what they drew before clocks existed.
-    pub(crate) fn draw_clocks(&self, seed: u64) -> (Vec<crate::policy::ClientClock>, crate::engine::SimRng) {
-        /// Tells the clock stream's seed apart from the run's main one.
-        const CLOCK_STREAM: u64 = 0x636c_6f63_6b73_0002;
-        let mut rng = crate::engine::sim_rng(crate::engine::mix64(seed ^ CLOCK_STREAM));
-        let clocks = match self.clock {
-            Some(clock) => (0..self.clients + self.services.len()).map(|_| clock.client_clock(&mut rng)).collect(),
+    /// One clock per limiter (user client, then service), drawn from the world's clock stream.
+    pub(crate) fn draw_clocks(&self, rng: &mut crate::engine::SimRng) -> Vec<crate::policy::ClientClock> {
+        match self.clock {
+            Some(clock) => (0..self.clients + self.services.len()).map(|_| clock.client_clock(rng)).collect(),
             None => Vec::new(),
-        };
-        (clocks, rng)
+        }
     }
 
     pub(crate) fn is_bottom(&self, service: usize) -> bool {

@@ -8,7 +8,7 @@ use rand::RngExt;
 
 use super::records::{Call, CallerCounts, InFlight, Job, JobState, Kind, Status};
 use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
-use crate::engine::{Model, Scheduler, SimRng, run, sim_rng};
+use crate::engine::{Model, RunSeeds, Scheduler, Streams, run};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger};
 use crate::model::faults::FaultKind;
@@ -26,7 +26,7 @@ const PERCENTILE_REFRESH: u64 = 256;
 const PERCENTILE_WARMUP: u64 = 1_000;
 
 pub(super) fn simulate(config: &LayersConfig, settings: RunSettings) -> RunOutput {
-    let mut state = LayersRun::new(config, settings.seed, settings.bucket);
+    let mut state = LayersRun::new(config, settings.seeds, settings.bucket);
     if settings.trace {
         state.spans = Some(Vec::new());
     }
@@ -67,7 +67,8 @@ struct LayersRun<'a> {
     phases: PhaseTally,
     /// Per phase (during the trigger, then after it), per service: attempts sent to it.
     arrivals_by_phase: [[u64; MAX_LAYERS]; 2],
-    rng: SimRng,
+    /// One random stream per purpose (world: arrivals, service, network, faults, clocks; policy: jitter, admission).
+    streams: Streams,
     calls: Vec<Call>,
     free_calls: Vec<u32>,
     jobs: Vec<Job>,
@@ -106,14 +107,14 @@ struct LayersRun<'a> {
     spans: Option<Vec<Span>>,
     /// User requests by the bucket they were sent in, for the stuck-state verdict.
     verdict: VerdictTally,
-    /// Per limiter (user client, then service): the clock its retries wait by, drawn from a stream of its own.
+    /// Per limiter (user client, then service): the clock its retries wait by.
     clocks: Vec<ClientClock>,
-    clock_rng: SimRng,
 }
 
 impl<'a> LayersRun<'a> {
-    fn new(config: &'a LayersConfig, seed: u64, bucket: SimDuration) -> Self {
-        let (clocks, clock_rng) = config.draw_clocks(seed);
+    fn new(config: &'a LayersConfig, seeds: RunSeeds, bucket: SimDuration) -> Self {
+        let mut streams = Streams::new(seeds);
+        let clocks = config.draw_clocks(&mut streams.clocks);
         let mut limiters = vec![config.user.limiter.clone(); config.clients];
         limiters.extend(config.services.iter().map(|s| s.policy.limiter.clone()));
         let mut hedge_delay = [None; MAX_LAYERS + 1];
@@ -170,9 +171,8 @@ impl<'a> LayersRun<'a> {
             spans: None,
             // In good time: within the user client's timeout, or at any time without one.
             verdict: VerdictTally::new(bucket, config.user.timeout.unwrap_or(SimDuration::MAX)),
-            rng: sim_rng(seed),
+            streams,
             clocks,
-            clock_rng,
         }
     }
 
@@ -185,7 +185,7 @@ impl<'a> LayersRun<'a> {
     }
 
     fn hop(&mut self) -> SimDuration {
-        self.config.hop.sample(&mut self.rng)
+        self.config.hop.sample(&mut self.streams.network)
     }
 
     /// A fresh tag; never 0, which marks a free job.
@@ -201,7 +201,7 @@ impl<'a> LayersRun<'a> {
 
     fn new_call(&mut self, parent: u32, caller: u8, service: u8, now: SimTime) -> u32 {
         let limiter = if caller == 0 {
-            self.rng.random_range(0..self.config.clients) as u32
+            self.streams.arrivals.random_range(0..self.config.clients) as u32
         } else {
             (self.config.clients + caller as usize - 1) as u32
         };
@@ -265,7 +265,7 @@ impl<'a> LayersRun<'a> {
         if kind != Kind::Hedge
             && self.limiters[limiter].is_some()
         {
-            let draw = self.rng.random::<f64>();
+            let draw = self.streams.admission.random::<f64>();
             let admission = match &mut self.limiters[limiter] {
                 Some(limiter) => limiter.admit(scheduler.now(), draw),
                 None => Admission::Send,
@@ -377,7 +377,7 @@ impl<'a> LayersRun<'a> {
     fn start_work(&mut self, job: u32, scheduler: &mut Scheduler<LayerEvent>) {
         let service = &self.config.services[self.jobs[job as usize].service as usize];
         self.jobs[job as usize].state = JobState::Working;
-        let mut work = service.work.sample(&mut self.rng);
+        let mut work = service.work.sample(&mut self.streams.service);
         if let Some(FaultKind::Slowdown(factor)) = service.faults.at(scheduler.now()) {
             work = SimDuration::from_nanos_f64(work.as_nanos_f64() * factor);
         }
@@ -405,7 +405,7 @@ impl<'a> LayersRun<'a> {
         if self.jobs[job as usize].cancelled {
             return self.free_job(job);
         }
-        if service.failure_probability > 0.0 && self.rng.random::<f64>() < service.failure_probability {
+        if service.failure_probability > 0.0 && self.streams.faults.random::<f64>() < service.failure_probability {
             return self.respond(job, Status::Failed, scheduler);
         }
         if service.calls.is_empty() {
@@ -623,11 +623,11 @@ impl<'a> LayersRun<'a> {
         let elapsed = now - state.started;
         let kind = if failed == Failed::Throttled { FailureKind::Throttling } else { FailureKind::Transient };
         let decision =
-            policy.backoff.after_failure(state.failed_attempts, elapsed, (kind, None), &mut state.memory, &mut self.rng);
+            policy.backoff.after_failure(state.failed_attempts, elapsed, (kind, None), &mut state.memory, &mut self.streams.jitter);
         let decision = match self.config.clock {
             Some(clock) => {
                 let own = &self.clocks[state.limiter as usize];
-                clock.align_decision(decision, (now, elapsed), policy.backoff.deadline, own, &mut self.clock_rng)
+                clock.align_decision(decision, (now, elapsed), policy.backoff.deadline, own, &mut self.streams.jitter)
             }
             None => decision,
         };
@@ -763,7 +763,7 @@ impl Model for LayersRun<'_> {
                 self.phases.request(self.calls[call as usize].phase);
                 self.send(call, Kind::First, scheduler);
                 if self.issued < self.config.requests
-                    && let Some(next) = self.config.arrivals.next_arrival_after(scheduler.now(), SimTime::MAX, &mut self.rng)
+                    && let Some(next) = self.config.arrivals.next_arrival_after(scheduler.now(), SimTime::MAX, &mut self.streams.arrivals)
                 {
                     scheduler.schedule_at(next, LayerEvent::UserRequest);
                 }

@@ -9,7 +9,7 @@ use rand::RngExt;
 
 use super::params::{Ordering, QueueConfig, Redelivery};
 use super::{metric, series};
-use crate::engine::{Model, Scheduler, SimRng, mix64, run, sim_rng};
+use crate::engine::{Model, RunSeeds, Scheduler, Streams, run};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
@@ -19,7 +19,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
 
 pub(super) fn simulate(config: &QueueConfig, settings: RunSettings) -> RunOutput {
-    let mut state = QueueRun::new(config, settings.seed, settings.bucket);
+    let mut state = QueueRun::new(config, settings.seeds, settings.bucket);
     if settings.trace {
         state.spans = Some(Vec::new());
     }
@@ -31,7 +31,7 @@ pub(super) fn simulate(config: &QueueConfig, settings: RunSettings) -> RunOutput
             }
         }
         Arrivals::Open { schedule } => {
-            if let Some(first) = schedule.next_arrival_after(SimTime::ZERO, config.workload.duration, &mut state.rng) {
+            if let Some(first) = schedule.next_arrival_after(SimTime::ZERO, config.workload.duration, &mut state.streams.arrivals) {
                 scheduler.schedule_at(first, QueueEvent::OpenArrival);
             }
         }
@@ -84,10 +84,9 @@ struct Worker {
 
 struct QueueRun<'a> {
     config: &'a QueueConfig,
-    rng: SimRng,
-    /// Which messages are poison, drawn in enqueue order from a stream of their own: the same messages are poison
-    /// whatever the consumers do.
-    poison_rng: SimRng,
+    /// One random stream per purpose. Which messages are poison is drawn with the arrivals, in enqueue order: the
+    /// same messages are poison whatever the consumers do.
+    streams: Streams,
     messages: Vec<Message>,
     /// Unordered: visible messages, oldest first (entries no longer visible are skipped).
     visible: VecDeque<u32>,
@@ -123,14 +122,11 @@ struct Counts {
 }
 
 impl<'a> QueueRun<'a> {
-    fn new(config: &'a QueueConfig, seed: u64, bucket: SimDuration) -> Self {
-        /// Tells the poison stream's seed apart from the run's main one.
-        const POISON_STREAM: u64 = 0x706f_6973_6f6e_0001;
+    fn new(config: &'a QueueConfig, seeds: RunSeeds, bucket: SimDuration) -> Self {
         let ordered = config.ordering == Ordering::Ordered;
         QueueRun {
             config,
-            rng: sim_rng(seed),
-            poison_rng: sim_rng(mix64(seed ^ POISON_STREAM)),
+            streams: Streams::new(seeds),
             messages: Vec::with_capacity(1024),
             visible: VecDeque::with_capacity(1024),
             partitions: if ordered { vec![VecDeque::new(); config.partitions as usize] } else { Vec::new() },
@@ -162,7 +158,7 @@ impl<'a> QueueRun<'a> {
     fn enqueue(&mut self, now: SimTime) {
         let id = self.messages.len() as u32;
         let poison =
-            self.config.poison_probability > 0.0 && self.poison_rng.random::<f64>() < self.config.poison_probability;
+            self.config.poison_probability > 0.0 && self.streams.arrivals.random::<f64>() < self.config.poison_probability;
         let partition = if self.partitions.is_empty() { 0 } else { id % self.config.partitions };
         self.messages.push(Message { enqueued: now, poison, partition, ..Message::default() });
         self.timeline[series::ENQUEUED].record(now);
@@ -250,9 +246,9 @@ impl<'a> QueueRun<'a> {
             Some(FaultKind::FailFast | FaultKind::Reset) => None,
             Some(FaultKind::BlackHole) => return,
             Some(FaultKind::Slowdown(factor)) => {
-                Some(SimDuration::from_nanos_f64(self.config.service.sample_nanos(&mut self.rng) * factor))
+                Some(SimDuration::from_nanos_f64(self.config.service.sample_nanos(&mut self.streams.service) * factor))
             }
-            None => Some(self.config.service.sample(&mut self.rng)),
+            None => Some(self.config.service.sample(&mut self.streams.service)),
         };
         let Some(service) = service else {
             // Refused at once; an event of its own, so that a fault window does not recurse through the queue.
@@ -260,7 +256,7 @@ impl<'a> QueueRun<'a> {
         };
         let poison = self.messages[self.workers[worker as usize].message as usize].poison;
         let failed = poison
-            || (self.config.failure_probability > 0.0 && self.rng.random::<f64>() < self.config.failure_probability);
+            || (self.config.failure_probability > 0.0 && self.streams.faults.random::<f64>() < self.config.failure_probability);
         self.calls_in_progress += 1;
         scheduler.schedule_in(service, QueueEvent::CallDone { worker, token, ok: !failed });
     }
@@ -322,10 +318,10 @@ impl<'a> QueueRun<'a> {
             _ if exhausted => return self.dead_letter(id, now),
             Redelivery::TtlQueue { ttl, backoff: false } => ttl,
             Redelivery::TtlQueue { backoff: true, .. } => self.backoff(message.receives),
-            Redelivery::Sidekiq { backoff: false } => sidekiq_delay(message.receives, &mut self.rng),
+            Redelivery::Sidekiq { backoff: false } => sidekiq_delay(message.receives, &mut self.streams.jitter),
             Redelivery::Sidekiq { backoff: true } => {
                 let custom = self.backoff(message.receives);
-                sidekiq_custom_delay(message.receives, custom, &mut self.rng)
+                sidekiq_custom_delay(message.receives, custom, &mut self.streams.jitter)
             }
         };
         let message = &mut self.messages[id as usize];
@@ -336,7 +332,7 @@ impl<'a> QueueRun<'a> {
     /// The strategy's delay after `n` failed receives.
     fn backoff(&mut self, n: u32) -> SimDuration {
         let mut memory = BackoffMemory::default();
-        self.config.retry.sleep_before(n, FailureKind::Transient, &mut memory, &mut self.rng)
+        self.config.retry.sleep_before(n, FailureKind::Transient, &mut memory, &mut self.streams.jitter)
     }
 
     fn dead_letter(&mut self, id: u32, now: SimTime) {
@@ -438,7 +434,7 @@ impl Model for QueueRun<'_> {
                 self.enqueue(now);
                 self.dispatch(scheduler);
                 let Arrivals::Open { schedule } = &self.config.workload.arrivals else { return };
-                if let Some(next) = schedule.next_arrival_after(now, self.config.workload.duration, &mut self.rng) {
+                if let Some(next) = schedule.next_arrival_after(now, self.config.workload.duration, &mut self.streams.arrivals) {
                     scheduler.schedule_at(next, QueueEvent::OpenArrival);
                 }
             }

@@ -1,14 +1,10 @@
-//! The server model's clients' clocks: one per client (per request for an open workload), drawn from a stream of
-//! their own so that runs in which nothing waits by the clock draw exactly what they drew before clocks existed,
-//! and the periodic workload's runs, each scheduled when the one before it starts.
+//! The server model's clients' clocks: one per client (per request for an open workload), drawn from the world's
+//! clock stream, and the periodic workload's runs, each scheduled when the one before it starts.
 
-use crate::engine::{SimRng, mix64, sim_rng};
+use crate::engine::SimRng;
 use crate::policy::{ClientClock, ClockPolicy, RetryDecision};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, PeriodicTimer};
-
-/// Tells the clock stream's seed apart from the run's others.
-const CLOCK_STREAM: u64 = 0x636c_6f63_6b73_0001;
 
 pub(super) struct Clocks {
     policy: Option<ClockPolicy>,
@@ -28,8 +24,7 @@ struct Periodic {
 }
 
 impl Clocks {
-    pub(super) fn new(policy: Option<ClockPolicy>, arrivals: &Arrivals, until: SimTime, seed: u64) -> Clocks {
-        let mut rng = sim_rng(mix64(seed ^ CLOCK_STREAM));
+    pub(super) fn new(policy: Option<ClockPolicy>, arrivals: &Arrivals, until: SimTime, mut rng: SimRng) -> Clocks {
         let clients = arrivals.clients().unwrap_or(0) as usize;
         let per_client = match policy {
             Some(policy) => (0..clients).map(|_| policy.client_clock(&mut rng)).collect(),
@@ -56,16 +51,18 @@ impl Clocks {
         }
     }
 
-    /// A retry decision made at `now`, `elapsed` into the request, stretched to the request's clock.
+    /// A retry decision made at `now`, `elapsed` into the request, stretched to the request's clock (a
+    /// per-attempt offset drawn from `jitter`, the policy's stream).
     pub(super) fn align(
-        &mut self,
+        &self,
         decision: RetryDecision,
         at: (SimTime, SimDuration),
         deadline: Option<SimDuration>,
         clock: &ClientClock,
+        jitter: &mut SimRng,
     ) -> RetryDecision {
         match self.policy {
-            Some(policy) => policy.align_decision(decision, at, deadline, clock, &mut self.rng),
+            Some(policy) => policy.align_decision(decision, at, deadline, clock, jitter),
             None => decision,
         }
     }

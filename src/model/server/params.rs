@@ -130,21 +130,21 @@ pub(super) const RECOVERY: &[ParamSpec] = &[
         ParamKind::Duration,
         "for recovery_ms, a request counts as goodput only if it succeeds this soon after it was sent (unset: the \
          client's timeout, or any time if there is none)",
-    ),
+    ).measurement(),
     unset(
         Section::Workload,
         "trigger_start",
         ParamKind::Duration,
         "when the trigger begins, for shading charts (unset: the outage's start, else the start of the last fault \
          window)",
-    ),
+    ).measurement(),
     unset(
         Section::Workload,
         "trigger_end",
         ParamKind::Duration,
         "when the trigger (a spike, an outage) ends, for recovery_ms (unset: the outage's end, else the end of the \
          last fault window)",
-    ),
+    ).measurement(),
 ];
 
 /// `[client]`: the retry policy of every client.

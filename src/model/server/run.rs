@@ -9,7 +9,7 @@ use super::clocks::Clocks;
 use super::config::{MAX_RETRY_AFTER, ServerConfig};
 use super::params::OnTimeout;
 use super::{metric, series};
-use crate::engine::{Model, Scheduler, SimRng, mix64, run, sim_rng};
+use crate::engine::{Model, RunSeeds, Scheduler, Stream, Streams, run};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, Phase, PhaseMetrics, PhaseTally, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
@@ -22,7 +22,7 @@ use crate::workload::Arrivals;
 
 /// Runs one replicate.
 pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
-    let mut run_state = ServerRun::new(config, run_settings.seed, run_settings.bucket);
+    let mut run_state = ServerRun::new(config, run_settings.seeds, run_settings.bucket);
     if run_settings.trace {
         run_state.tracer = Some(Tracer::default());
     }
@@ -40,7 +40,7 @@ pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunO
         }
         Arrivals::Closed { clients, think_time } => {
             for client in 0..*clients {
-                let think = think_time.sample(&mut run_state.rng);
+                let think = think_time.sample(&mut run_state.streams.arrivals);
                 scheduler.schedule_in(think, ServerEvent::NewRequest { client });
             }
         }
@@ -164,7 +164,8 @@ struct ServerRun<'a> {
     /// The trigger, if the run has one: requests are tallied by when they were first sent relative to it.
     trigger: Option<Trigger>,
     phases: PhaseTally,
-    rng: SimRng,
+    /// Arrivals, service, network, faults, clocks, jitter and admission, each drawn from its own stream.
+    streams: Streams,
     requests: Vec<Request>,
     free_slots: Vec<u32>,
     next_token: u32,
@@ -188,9 +189,6 @@ struct ServerRun<'a> {
     /// The client fleet's retry limiter (the server's own rate limiter is `limiter`).
     /// The fleet's limiter, or one per client instance (empty without a limiter).
     retry_limiters: Vec<Limiter>,
-    /// The uniform draws handed to the limiter's admission, from a stream of their own so that runs without a
-    /// probabilistic limiter draw exactly what they drew before admission existed.
-    admission_rng: SimRng,
     /// Spans per attempt, when tracing.
     tracer: Option<Tracer>,
     /// The clients' clocks and the periodic workload's runs.
@@ -219,14 +217,11 @@ struct Counts {
 }
 
 impl<'a> ServerRun<'a> {
-    fn new(config: &'a ServerConfig, seed: u64, bucket: SimDuration) -> Self {
-        /// Tells the admission stream's seed apart from the main one.
-        const ADMISSION_STREAM: u64 = 0x6164_6d69_7373_696f;
+    fn new(config: &'a ServerConfig, seeds: RunSeeds, bucket: SimDuration) -> Self {
         ServerRun {
             config,
             trigger: config.trigger_end.map(|end| Trigger { start: config.trigger_start.unwrap_or(end), end }),
             phases: PhaseTally::default(),
-            rng: sim_rng(seed),
             requests: Vec::with_capacity(1024),
             free_slots: Vec::with_capacity(1024),
             next_token: 1,
@@ -244,9 +239,9 @@ impl<'a> ServerRun<'a> {
             waits: 0,
             counts: Counts::default(),
             retry_limiters: config.limiter.iter().flat_map(|limiter| vec![limiter.clone(); config.limiter_instances as usize]).collect(),
-            admission_rng: sim_rng(mix64(seed ^ ADMISSION_STREAM)),
             tracer: None,
-            clocks: Clocks::new(config.clock, &config.workload.arrivals, config.workload.duration, seed),
+            clocks: Clocks::new(config.clock, &config.workload.arrivals, config.workload.duration, seeds.stream(Stream::Clocks)),
+            streams: Streams::new(seeds),
             offered_per_second: BucketCounter::new(SimDuration::from_secs(1)),
         }
     }
@@ -259,7 +254,7 @@ impl<'a> ServerRun<'a> {
     /// The next open-loop arrival after `now`, or `None` once arrivals stop at `duration`.
     fn next_arrival_after(&mut self, now: SimTime) -> Option<SimTime> {
         let Arrivals::Open { schedule } = &self.config.workload.arrivals else { return None };
-        schedule.next_arrival_after(now, self.config.workload.duration, &mut self.rng)
+        schedule.next_arrival_after(now, self.config.workload.duration, &mut self.streams.arrivals)
     }
 
     fn open_request(&mut self, client: u32, now: SimTime) -> u32 {
@@ -299,7 +294,7 @@ impl<'a> ServerRun<'a> {
     /// rejects it, in which case the attempt fails locally and the retry policy decides what next.
     fn send_attempt(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
         if !self.retry_limiters.is_empty() {
-            let draw = self.admission_rng.random::<f64>();
+            let draw = self.streams.admission.random::<f64>();
             let admission = self.limiter_of(slot).map_or(Admission::Send, |limiter| limiter.admit(scheduler.now(), draw));
             match admission {
                 Admission::Send => {}
@@ -338,7 +333,7 @@ impl<'a> ServerRun<'a> {
         if let Some(tracer) = &mut self.tracer {
             tracer.begin(request.client, scheduler.now(), request.slept);
         }
-        let delay = self.config.network.sample(&mut self.rng);
+        let delay = self.config.network.sample(&mut self.streams.network);
         scheduler.schedule_in(delay, ServerEvent::AttemptArrives { slot, token });
         if let Some(timeout) = self.config.timeout {
             scheduler.schedule_in(timeout, ServerEvent::Timeout { slot, token });
@@ -355,7 +350,7 @@ impl<'a> ServerRun<'a> {
         scheduler: &mut Scheduler<ServerEvent>,
     ) {
         let retry_after_us = retry_after.map_or(0, |d| d.min(MAX_RETRY_AFTER).as_nanos().div_ceil(1_000).max(1) as u32);
-        let delay = self.config.network.sample(&mut self.rng);
+        let delay = self.config.network.sample(&mut self.streams.network);
         scheduler.schedule_in(delay, ServerEvent::Answer { slot, token, outcome, retry_after_us });
         self.leave_server(slot);
     }
@@ -380,7 +375,7 @@ impl<'a> ServerRun<'a> {
             self.wait_nanos += (now - queued_at).as_nanos_f64();
             self.waits += 1;
         }
-        let base = self.config.service.sample_nanos(&mut self.rng);
+        let base = self.config.service.sample_nanos(&mut self.streams.service);
         let load = self.config.latency_per_request.as_nanos_f64() * f64::from(self.busy);
         let slowdown = match self.config.faults.at(now) {
             Some(FaultKind::Slowdown(factor)) => factor,
@@ -397,7 +392,7 @@ impl<'a> ServerRun<'a> {
         if transient + disguised + permanent == 0.0 {
             return Outcome::Success;
         }
-        let draw = self.rng.random::<f64>();
+        let draw = self.streams.faults.random::<f64>();
         if draw < transient {
             Outcome::TransientError
         } else if draw < transient + disguised {
@@ -423,7 +418,7 @@ impl<'a> ServerRun<'a> {
             self.free_slots.push(slot);
         }
         if let Arrivals::Closed { think_time, .. } = &self.config.workload.arrivals {
-            let think = think_time.sample(&mut self.rng);
+            let think = think_time.sample(&mut self.streams.arrivals);
             if scheduler.now() + think < self.config.workload.duration {
                 scheduler.schedule_in(think, ServerEvent::NewRequest { client });
             }
@@ -480,9 +475,9 @@ impl<'a> ServerRun<'a> {
                 elapsed,
                 failure,
                 &mut request.memory,
-                &mut self.rng,
+                &mut self.streams.jitter,
             );
-            self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &request.clock)
+            self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &request.clock, &mut self.streams.jitter)
         };
         if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, self.limiter_of(slot)) {
             match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
