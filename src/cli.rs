@@ -247,6 +247,10 @@ pub enum Command {
         /// Where to write the chart (.svg and .png are both written) [default: ./compare.svg and ./compare.png].
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Print each folder's paired differences of the metric (paired.csv: a − b on common random numbers, its
+        /// paired and unpaired 95% half-widths, and the variance reduction) instead of drawing.
+        #[arg(long)]
+        paired: bool,
     },
 }
 

@@ -69,8 +69,8 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
         cli::Command::Show { dirs } => commands::show(&dirs, &View::for_stdout(), &mut stdout),
         cli::Command::Merge { dirs, out, quiet } => commands::merge(&dirs, out.as_deref(), quiet, &mut stdout),
         cli::Command::Plot { dirs } => commands::plot(&dirs, &mut stdout),
-        cli::Command::Compare { dirs, metric, out } => {
-            commands::compare(&CompareOptions { dirs, metric, out }, &mut stdout)
+        cli::Command::Compare { dirs, metric, out, paired } => {
+            commands::compare(&CompareOptions { dirs, metric, out, paired }, &mut stdout)
         }
     }
 }

@@ -93,6 +93,46 @@ impl Estimate {
     }
 }
 
+/// The difference of two quantities measured on the same replicates (common random numbers): its mean and two 95%
+/// half-widths, the paired one and the one the same runs would give if their pairing were ignored.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Difference {
+    /// Mean of `a − b` over the replicates where both are defined.
+    pub mean: f64,
+    /// `t(n−1) · sd(a − b) / √n`: Student's interval of the per-replicate differences.
+    pub paired_ci95: f64,
+    /// `t(ν) · √(s²a/n + s²b/n)` with Welch–Satterthwaite's ν: the interval two independent samples of this
+    /// size would give (Welch 1947).
+    pub unpaired_ci95: f64,
+    /// Replicates where both are defined.
+    pub replicates: usize,
+}
+
+impl Difference {
+    /// Compares `a` and `b`, replicate by replicate (`a[i]` and `b[i]` share replicate i's world); replicates
+    /// where either is NaN are left out. NaN intervals with fewer than two pairs.
+    pub fn paired(a: &[f64], b: &[f64]) -> Difference {
+        let pairs: Vec<(f64, f64)> =
+            a.iter().zip(b).map(|(&x, &y)| (x, y)).filter(|(x, y)| !x.is_nan() && !y.is_nan()).collect();
+        let n = pairs.len();
+        let (xs, ys): (Vec<f64>, Vec<f64>) = pairs.iter().copied().unzip();
+        let diffs: Vec<f64> = pairs.iter().map(|(x, y)| x - y).collect();
+        let difference = Estimate::of(&diffs);
+        if n < 2 {
+            return Difference { mean: difference.mean, paired_ci95: f64::NAN, unpaired_ci95: f64::NAN, replicates: n };
+        }
+        let (sa, sb) = (Estimate::of(&xs).sd, Estimate::of(&ys).sd);
+        let (va, vb) = (sa * sa / n as f64, sb * sb / n as f64);
+        let unpaired_ci95 = if va + vb == 0.0 {
+            0.0
+        } else {
+            let dof = (va + vb).powi(2) / ((va * va + vb * vb) / (n - 1) as f64);
+            t_975(dof.floor().max(1.0) as usize) * (va + vb).sqrt()
+        };
+        Difference { mean: difference.mean, paired_ci95: difference.ci95, unpaired_ci95, replicates: n }
+    }
+}
+
 /// The 97.5% quantile of Student's t with `df` degrees of freedom: tabulated to 30, then the Cornish-Fisher
 /// expansion around the normal quantile 1.959964 (error below 1e-4 for df > 30).
 pub fn t_975(df: usize) -> f64 {
@@ -117,6 +157,20 @@ pub fn t_975(df: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paired_difference_keeps_only_the_noise_the_pair_does_not_share() {
+        // a = world + 1, b = world: the paired interval is 0, the unpaired one is as wide as the world's spread.
+        let world = [3.0, 9.0, 1.0, 7.0, 5.0];
+        let a: Vec<f64> = world.iter().map(|w| w + 1.0).collect();
+        let difference = Difference::paired(&a, &world);
+        assert_eq!((difference.mean, difference.paired_ci95, difference.replicates), (1.0, 0.0, 5));
+        // sd of the world is √10; Welch's ν = 8 here: t(8) · √(2 · 10 / 5).
+        assert!((difference.unpaired_ci95 - 2.306004 * 2.0).abs() < 1e-9, "{difference:?}");
+        let with_gap = Difference::paired(&[1.0, f64::NAN, 4.0], &[0.0, 5.0, 2.0]);
+        assert_eq!((with_gap.mean, with_gap.replicates), (1.5, 2));
+        assert!(Difference::paired(&[1.0], &[2.0]).paired_ci95.is_nan());
+    }
 
     #[test]
     fn t_quantiles_match_published_tables() {

@@ -46,6 +46,8 @@ pub struct CompareOptions {
     pub metric: Option<String>,
     /// The chart's path: `.svg`, `.png` or no extension; both files are written [default: ./compare].
     pub out: Option<PathBuf>,
+    /// Print each folder's paired differences (paired.csv) instead of drawing.
+    pub paired: bool,
 }
 
 /// The path without its `.svg` or `.png` extension; any other extension is bad input.
@@ -64,6 +66,12 @@ fn chart_stem(out: &Path) -> Result<PathBuf, Error> {
 /// `retrylab compare`: one metric of several folders on one chart, written as SVG and PNG: lines against a
 /// numeric swept parameter they share, grouped bars for a named one.
 pub fn compare(options: &CompareOptions, stdout: &mut dyn Write) -> Result<(), Error> {
+    if options.paired {
+        for dir in &options.dirs {
+            write_out(stdout, &crate::report::paired_table(dir, options.metric.as_deref())?)?;
+        }
+        return Ok(());
+    }
     let stem = chart_stem(options.out.as_deref().unwrap_or(Path::new("compare")))?;
     let folders = options.dirs.iter().map(|dir| ResultsFolder::open(dir)).collect::<Result<Vec<_>, _>>()?;
     if folders.is_empty() {

@@ -9,6 +9,7 @@ mod heatmap;
 mod html;
 mod manifest;
 pub(crate) mod otlp;
+mod paired;
 mod rasterise;
 pub(crate) mod read;
 mod tables;
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 pub use aggregate::{Aggregate, aggregate};
 pub use manifest::{Manifest, RESULTS_FORMAT, sha256_hex};
+pub(crate) use paired::paired_table;
 pub use tables::format_number;
 
 use crate::Error;
@@ -36,7 +38,8 @@ pub struct RunInfo {
     pub shards: Option<u32>,
 }
 
-/// Writes summary.csv, runs.csv, timeline.csv, latency.csv (models that measure latency), manifest.json, the
+/// Writes summary.csv, runs.csv, timeline.csv, latency.csv (models that measure latency), paired.csv (sweeps with a
+/// policy axis), manifest.json, the
 /// charts and, last, report.html (which embeds the charts) into `out` (which must exist). Returns the files
 /// written. The charts are drawn from the tables as written (numbers rounded as in the CSV), so `retrylab plot`
 /// redraws them byte for byte.
@@ -76,6 +79,10 @@ pub fn write_results(
     put(&mut written, "timeline.csv", timeline)?;
     if let Some(latency) = latency {
         put(&mut written, "latency.csv", latency)?;
+    }
+    match paired::paired_csv(scenario, points, runs, aggregate) {
+        Some(paired) => put(&mut written, "paired.csv", paired)?,
+        None => atomic::remove_if_present(&out.join("paired.csv"))?,
     }
     match outcome_timeline {
         Some(outcome_timeline) => put(&mut written, read::OUTCOME_TIMELINE, outcome_timeline)?,

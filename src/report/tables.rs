@@ -20,16 +20,16 @@ pub fn format_number(x: f64) -> String {
     format!("{rounded}")
 }
 
-fn writer() -> csv::Writer<Vec<u8>> {
+pub(super) fn writer() -> csv::Writer<Vec<u8>> {
     csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new())
 }
 
-fn finish(writer: csv::Writer<Vec<u8>>) -> Vec<u8> {
+pub(super) fn finish(writer: csv::Writer<Vec<u8>>) -> Vec<u8> {
     // Writing into a Vec cannot fail.
     writer.into_inner().unwrap_or_default()
 }
 
-fn swept_header(scenario: &Scenario) -> Vec<String> {
+pub(super) fn swept_header(scenario: &Scenario) -> Vec<String> {
     scenario.sweep.iter().map(|axis| axis.name.to_owned()).collect()
 }
 

@@ -10,6 +10,7 @@ const EXPECTED_FILES: &[&str] = &[
     "completion_ms.png",
     "completion_ms.svg",
     "manifest.json",
+    "paired.csv",
     "report.html",
     "runs.csv",
     "summary.csv",
