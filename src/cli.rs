@@ -16,6 +16,7 @@ use retrylab::shard::ShardBy;
         retrylab run scenarios/aws-jitter-2015.toml --replicates 10 --set clients=50 --out /tmp/quick\n  \
         retrylab validate scenarios/*.toml\n  \
         retrylab show results/thundering-herd\n  \
+        retrylab tune scenarios/tune-outage.toml\n  \
         retrylab strategies"
 )]
 pub struct Cli {
@@ -163,6 +164,56 @@ pub enum Command {
         /// Write CSV: key,boundary,low,high,runs (durations in ms).
         #[arg(long)]
         csv: bool,
+    },
+    /// Pick the retry policy that minimises an objective under constraints: races the [tune] table's candidates on
+    /// common random numbers.
+    #[command(
+        after_help = "Candidates are every combination of the [client] values listed in [tune] (lists or ranges, as \
+        in [sweep]); candidates with the same effective policy run once. Every candidate runs the same replicates, \
+        in rounds that double them; after each round a candidate leaves once its paired 95% interval of \
+        (objective − best's) lies above zero, or a constraint's interval lies wholly on the wrong side. Writes \
+        tune.csv, recommendation.toml (the winner's [client] block) and tune.svg/.png; see docs/tuning.md.\n\n\
+        Examples:\n  \
+        retrylab tune scenarios/tune-outage.toml\n  \
+        retrylab tune scenarios/tune-outage.toml --objective 'calls + 0.01 * latency_p99_ms' --constraint 'success_rate >= 0.999'\n  \
+        retrylab tune scenarios/tune-outage.toml --budget 2000 --resume --show"
+    )]
+    Tune {
+        /// The scenario file (TOML) with a [tune] table.
+        #[arg(value_name = "SCENARIO")]
+        scenario: PathBuf,
+        /// What to minimise: a metric or a weighted sum of metrics [default: the [tune] objective].
+        #[arg(long, value_name = "EXPR")]
+        objective: Option<String>,
+        /// A condition the winner must meet, `EXPR >= NUMBER` or `EXPR <= NUMBER` (repeatable; replaces the
+        /// [tune] constraints).
+        #[arg(long = "constraint", value_name = "EXPR")]
+        constraints: Vec<String>,
+        /// Runs the search may spend [default: the [tune] budget, else 40 per candidate].
+        #[arg(long, value_name = "RUNS", value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+        budget: Option<u64>,
+        /// Output folder [default: results/<scenario stem>/tune].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Override any key of the scenario, as `run --set` does (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Master seed, overriding the scenario's `seed`.
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Worker threads [default: all cores]. Results do not depend on it.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
+        /// Reuse the runs an earlier search of the same study stored in <out>/.retrylab-tune-runs (after an
+        /// interrupt, or to spend a larger budget).
+        #[arg(long)]
+        resume: bool,
+        /// Print nothing but errors, and no progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+        /// Print the whole ranking (tune.csv) as well as the winner.
+        #[arg(long)]
+        show: bool,
     },
     /// Sample the sleep before each retry of a strategy or preset, without running a simulation.
     #[command(after_help = "Per retry n = 1, 2, …: the mean, p10, p50, p90, min and max of the sleep, and the mean \

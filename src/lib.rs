@@ -116,6 +116,7 @@ pub mod shard;
 pub mod stats;
 pub mod sweep;
 pub mod time;
+pub(crate) mod tune;
 pub(crate) mod workload;
 
 pub use error::{Error, InputError, LineCol, Origin, Result};

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use retrylab::commands::{
-    self, BoundaryOptions, CompareOptions, DelaysFormat, DelaysOptions, RunOptions, TraceRequest,
+    self, BoundaryOptions, CompareOptions, DelaysFormat, DelaysOptions, RunOptions, TraceRequest, TuneOptions,
 };
 use retrylab::policy::FailureKind;
 use retrylab::report::terminal::View;
@@ -50,6 +50,24 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             let threads = threads.map(usize::from);
             let options = BoundaryOptions { scenario, over, between, tolerance, set, max_replicates, threads, csv };
             commands::boundary(&options, &mut stdout)
+        }
+        cli::Command::Tune {
+            scenario,
+            objective,
+            constraints,
+            budget,
+            out,
+            set,
+            seed,
+            threads,
+            resume,
+            quiet,
+            show,
+        } => {
+            let threads = threads.map(usize::from);
+            let options =
+                TuneOptions { scenario, objective, constraints, budget, out, set, seed, threads, resume, quiet, show };
+            commands::tune(&options, &mut stdout)
         }
         cli::Command::Delays { policy, set, retries, samples, seed, error, csv, raw } => {
             let error = match error {

@@ -1,5 +1,5 @@
-//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, `delays`, `boundary`, `merge` (with the
-//! checkpointed runs, in `sharded`), and (in `view`) `show`, `plot` and `compare`. The binary only parses arguments and maps errors to
+//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, `delays`, `boundary`, `tune`, `merge`
+//! (with the checkpointed runs, in `sharded`), and (in `view`) `show`, `plot` and `compare`. The binary only parses arguments and maps errors to
 //! exit codes.
 
 mod boundary;
@@ -7,6 +7,7 @@ mod delays;
 mod metrics;
 mod sharded;
 mod strategies;
+mod tune;
 mod view;
 
 use std::collections::HashSet;
@@ -26,6 +27,7 @@ pub use metrics::metrics;
 pub use sharded::merge;
 use sharded::run_one;
 pub use strategies::strategies;
+pub use tune::{TuneOptions, tune};
 pub use view::{CompareOptions, compare, plot, show};
 
 /// Options of `retrylab run`.

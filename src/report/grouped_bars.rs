@@ -239,6 +239,31 @@ impl GroupedBars {
     }
 }
 
+/// One bar per candidate of `retrylab tune`, best first: each its objective's mean with a whisker for its 95%
+/// interval (`(label, mean, low, high)`), written as `stem.svg` and `stem.png`.
+pub(crate) fn draw_candidates(
+    title: String,
+    subtitle: String,
+    y_label: String,
+    bars: Vec<(String, f64, f64, f64)>,
+    stem: &std::path::Path,
+) -> Result<Vec<std::path::PathBuf>, crate::Error> {
+    let series = bars
+        .into_iter()
+        .map(|(label, mean, low, high)| BarSeries { label, values: vec![Some(Spread { mean, low, high })] })
+        .collect();
+    let bars = GroupedBars {
+        title,
+        subtitle,
+        y_label,
+        x_label: String::new(),
+        legend_title: "candidates, best first".into(),
+        groups: vec![String::new()],
+        series,
+    };
+    super::charts::draw_grouped_bars(bars, stem)
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

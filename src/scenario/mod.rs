@@ -28,6 +28,7 @@ mod overrides;
 mod parse;
 mod parts;
 mod plan;
+mod tune;
 mod value;
 
 use std::path::{Path, PathBuf};
@@ -36,8 +37,10 @@ pub use crate::error::{InputError, LineCol, Origin};
 pub use crate::time::parse_duration;
 pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
 pub use parts::PartOrigins;
+pub(crate) use plan::plan_one;
 pub(crate) use plan::point_of;
 pub use plan::{PlannedPoint, plan};
+pub use tune::{MAX_BUDGET, TuneTable};
 
 use crate::model::ModelKind;
 use crate::params::{ParamSpec, Part, Value};
@@ -71,6 +74,8 @@ pub struct Scenario {
     pub parts: std::sync::Arc<[Part]>,
     /// Where each part's values were written, aligned with `parts`.
     pub part_origins: Vec<PartOrigins>,
+    /// What `retrylab tune` searches (`[tune]`); `run` leaves it aside.
+    pub tune: Option<TuneTable>,
 }
 
 /// A parameter's value outside the sweep, and where it was set.

@@ -32,6 +32,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "client",
     "sweep",
     "charts",
+    "tune",
 ];
 const RANGE_KEYS: &[&str] = &["from", "to", "step"];
 /// Finer timeline buckets would cost memory without showing anything a chart can draw.
@@ -262,6 +263,8 @@ pub(super) fn parse(path: &Path, source: String) -> Result<Scenario, InputError>
         Some(value) => chart_options::read_charts(model, as_table(value, "charts", at)?, &sweep, at)?,
     };
 
+    let tune = find(root, "tune").map(|value| super::tune::read_tune(model, value, at)).transpose()?;
+
     Ok(Scenario {
         path: path.to_owned(),
         source: source.clone(),
@@ -277,6 +280,7 @@ pub(super) fn parse(path: &Path, source: String) -> Result<Scenario, InputError>
         charts,
         parts: parts.into(),
         part_origins,
+        tune,
     })
 }
 

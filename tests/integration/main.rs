@@ -18,4 +18,5 @@ mod queues;
 mod report_html;
 mod shard;
 mod trace;
+mod tune;
 mod view;
