@@ -300,7 +300,7 @@ pub enum Command {
         out: Option<PathBuf>,
         /// Print each folder's paired differences of the metric (paired.csv: a − b on common random numbers, its
         /// paired and unpaired 95% half-widths, and the variance reduction) instead of drawing.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "out")]
         paired: bool,
     },
 }

@@ -127,9 +127,9 @@ pub struct ParamSpec {
 /// what to measure enters no seed, so a longer run extends a shorter one draw for draw.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SeedSide {
-    /// `[model]` and `[workload]` parameters: both seeds.
+    /// `[model]` and `[workload]` parameters (and `[client]` ones marked `.world()`): both seeds.
     World,
-    /// `[client]` parameters: the policy's seed only.
+    /// `[client]` parameters (and retry choices in other tables, marked `.policy()`): the policy's seed only.
     Policy,
     /// Run length and measurement (duration, warmup, slots, thresholds): no seed.
     Measurement,
@@ -153,6 +153,20 @@ impl ParamSpec {
     /// The same parameter, one that only cuts a run short or says what to measure: it enters no seed.
     pub const fn measurement(mut self) -> ParamSpec {
         self.side = SeedSide::Measurement;
+        self
+    }
+
+    /// The same parameter, a retry choice written outside `[client]` (a queue consumer's redelivery rule, which
+    /// callers of a call graph retry): it seeds the policy's streams only.
+    pub const fn policy(mut self) -> ParamSpec {
+        self.side = SeedSide::Policy;
+        self
+    }
+
+    /// The same parameter, one written in `[client]` that describes the world, not a choice (the clients' clock
+    /// skew, how many client processes there are): it seeds the world's streams too.
+    pub const fn world(mut self) -> ParamSpec {
+        self.side = SeedSide::World;
         self
     }
 

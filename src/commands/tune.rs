@@ -1,7 +1,7 @@
 //! `retrylab tune`: races the candidate policies of a scenario's `[tune]` table on common random numbers (see
 //! `tune::race`) and writes the ranking (tune.csv), the winner's `[client]` block (recommendation.toml) and a chart
-//! of every candidate's objective with its 95% interval (tune.svg, tune.png). Runs are checkpointed as they finish
-//! (`.retrylab-tune-runs`), so `--resume` continues an interrupted search, or a finished one with a larger budget,
+//! of every candidate's objective with its 95% interval (tune.svg, tune.png). Runs are checkpointed after each
+//! round (`.retrylab-tune-runs`), so `--resume` continues an interrupted search, or a finished one with a larger budget,
 //! without running anything twice.
 
 use std::collections::HashMap;
@@ -128,18 +128,27 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
     if points.is_empty() {
         return Err(Error::Input(first_refusal.expect("every candidate was refused")));
     }
-    let policy_of = |candidate: &Candidate| candidate.point.as_ref().ok().and_then(|&p| points[p].policy.as_ref());
-    // A candidate whose effective policy an earlier one already has (a preset that ignores `base`) is not run.
+    // A candidate whose configured model an earlier one already has (a preset that ignores `base`) is not run.
+    let mut configured: HashMap<String, usize> = HashMap::new();
     let same_as: Vec<Option<usize>> = (0..candidates.len())
-        .map(|i| match &candidates[i].point {
+        .map(|i| match candidates[i].point {
             Err(_) => Some(i),
-            Ok(_) => {
-                policy_of(&candidates[i]).and_then(|policy| (0..i).find(|&j| policy_of(&candidates[j]) == Some(policy)))
+            Ok(p) => {
+                let first = *configured.entry(format!("{:?}", points[p].config)).or_insert(i);
+                (first != i).then_some(first)
             }
         })
         .collect();
     let distinct = same_as.iter().filter(|same| same.is_none()).count() as u64;
     let budget = options.budget.or(table.budget).unwrap_or(DEFAULT_RUNS_PER_CANDIDATE * distinct).min(MAX_BUDGET);
+    if budget < 2 * distinct {
+        return Err(Error::Usage(format!(
+            "a budget of {budget} runs cannot judge {distinct} candidates (2 replicates each at least, {} in all; \
+             {} each to start with): raise --budget or search fewer values",
+            2 * distinct,
+            crate::tune::race::FIRST_ROUND
+        )));
+    }
     let out = options.out.clone().unwrap_or_else(|| super::default_out_dir(&scenario).join("tune"));
     atomic::ensure_writable_dir(&out)?;
     if !options.quiet && !left_aside.is_empty() {
@@ -147,14 +156,23 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
     }
 
     let settings = SweepSettings::for_scenario(&scenario, options.threads);
-    let checkpoint = Checkpoint::header(&settings);
-    let mut stored = if options.resume { Checkpoint::read(&out.join(CHECKPOINT), &checkpoint) } else { HashMap::new() };
+    let model = scenario.model;
+    let checkpoint = Checkpoint::header(&settings, model);
+    let mut stored = HashMap::new();
+    if options.resume {
+        stored = Checkpoint::read(&out.join(CHECKPOINT), &checkpoint, model.metrics().len());
+        if stored.is_empty() && !options.quiet {
+            eprintln!("note: no runs of this study to resume in {}; starting afresh", out.join(CHECKPOINT).display());
+        }
+    }
     let mut fresh = 0_u64;
     let point_of: Vec<usize> = candidates.iter().map(|c| c.point.clone().unwrap_or(usize::MAX)).collect();
-    let candidate_of = |point: usize| point_of.iter().position(|&p| p == point).unwrap_or(0);
+    let mut candidate_of = vec![0; points.len()];
+    for (candidate, &point) in point_of.iter().enumerate().filter(|(_, p)| **p != usize::MAX) {
+        candidate_of[point] = candidate;
+    }
     let mut race = Race::new(&same_as, objective, constraints, budget);
     let bar = super::progress_bar(budget, "tune", options.quiet);
-    let model = scenario.model;
     let value = |metrics: &[f64], name: &str| model.metric_index(name).map_or(f64::NAN, |i| metrics[i]);
     loop {
         let round = race.next_round();
@@ -173,12 +191,12 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
         let runs = run_work(&points, &work, settings, &|| bar.inc(1), &|_| Ok(()))?;
         fresh += runs.len() as u64;
         for run in runs {
-            stored.insert(key(candidate_of(run.point), run.replicate), run.output.metrics);
+            stored.insert(key(candidate_of[run.point], run.replicate), run.output.metrics);
         }
         for (candidate, replicates) in round {
             for replicate in replicates {
                 let metrics = &stored[&key(candidate, replicate)];
-                race.record(candidate, replicate, |name| value(metrics, name));
+                race.record(candidate, replicate, metrics, |name| value(metrics, name));
             }
         }
         bar.set_position(race.spent());
@@ -502,17 +520,24 @@ fn chart(
 struct Checkpoint;
 
 impl Checkpoint {
-    fn header(settings: &SweepSettings) -> String {
+    /// What a stored run depends on besides its point and replicate: this build, the model's metrics, the seed,
+    /// the bucket and the event cap.
+    fn header(settings: &SweepSettings, model: crate::model::ModelKind) -> String {
+        let metrics: Vec<&str> = model.metrics().iter().map(|m| m.name).collect();
         format!(
-            "retrylab-tune-runs 1 seed={} bucket_ns={} max_events={}",
+            "retrylab-tune-runs 1 retrylab={} model={} seed={} bucket_ns={} max_events={} metrics={}",
+            env!("CARGO_PKG_VERSION"),
+            model.name(),
             settings.master_seed,
             settings.timeline_bucket.as_nanos(),
-            settings.max_events_per_run
+            settings.max_events_per_run,
+            metrics.join(",")
         )
     }
 
-    /// The runs stored under `header` (none if the file is missing, from another study, or unreadable).
-    fn read(path: &Path, header: &str) -> HashMap<(u64, u32), Vec<f64>> {
+    /// The runs stored under `header`, each with `metrics` values (none if the file is missing, from another
+    /// study or build, or unreadable; a damaged line is skipped).
+    fn read(path: &Path, header: &str, metrics: usize) -> HashMap<(u64, u32), Vec<f64>> {
         let Ok(text) = std::fs::read_to_string(path) else { return HashMap::new() };
         let mut lines = text.lines();
         if lines.next() != Some(header) {
@@ -522,8 +547,9 @@ impl Checkpoint {
             let mut fields = line.split(' ');
             let hash = u64::from_str_radix(fields.next()?, 16).ok()?;
             let replicate = fields.next()?.parse().ok()?;
-            let values = fields.map(|f| u64::from_str_radix(f, 16).ok().map(f64::from_bits)).collect::<Option<_>>()?;
-            Some(((hash, replicate), values))
+            let values: Vec<f64> =
+                fields.map(|f| u64::from_str_radix(f, 16).ok().map(f64::from_bits)).collect::<Option<_>>()?;
+            (values.len() == metrics).then_some(((hash, replicate), values))
         };
         lines.filter_map(parse).collect()
     }

@@ -41,11 +41,15 @@ pub fn replicate_seed(master_seed: u64, point_hash: u64, replicate: u32) -> u64 
 }
 
 /// What a random stream is for. The world's streams describe the system and its workload, the policy's the
-/// clients' choices; each is drawn in its own order, so a policy that retries more does not shift the world's.
+/// clients' choices. Each is drawn in its own order: a policy that sends more attempts draws more service times,
+/// delays and faults, which shifts those streams for later attempts, but never the arrivals, think times,
+/// clocks or timers, which are drawn per request, client or host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stream {
-    /// New requests, think times and what arrives (a poison message) (world).
+    /// New requests and what arrives (a poison message) (world).
     Arrivals,
+    /// Closed clients' think times: the seed of counter-based draws, one per client and request (world).
+    Think,
     /// Service times (world).
     Service,
     /// Service times of hedged copies, so that hedging does not shift the first copies' (world).
@@ -54,10 +58,14 @@ pub enum Stream {
     Network,
     /// Failed calls and the server's error answers (world).
     Faults,
-    /// Hosts' clock skews and timers (world).
+    /// Hosts' clock skews (world).
     Clocks,
-    /// Backoff jitter and clock-aligned offsets (policy).
+    /// Periodic jobs' timers: systemd's per-host perturbation and RandomizedDelaySec draws (world).
+    Timers,
+    /// Backoff jitter (policy).
     Jitter,
+    /// Clock-aligned retries' offsets, per client or per attempt (policy).
+    Offsets,
     /// Uniform draws handed to a probabilistic retry limiter (policy).
     Admission,
 }
@@ -65,19 +73,22 @@ pub enum Stream {
 impl Stream {
     /// Whether the stream is seeded by the world's parameters only.
     pub const fn is_world(self) -> bool {
-        !matches!(self, Stream::Jitter | Stream::Admission)
+        !matches!(self, Stream::Jitter | Stream::Offsets | Stream::Admission)
     }
 
     /// Tells the streams of one run apart: eight ASCII letters.
     const fn tag(self) -> u64 {
         u64::from_be_bytes(*match self {
             Stream::Arrivals => b"arrivals",
+            Stream::Think => b"think___",
             Stream::Service => b"service_",
             Stream::Hedges => b"hedges__",
             Stream::Network => b"network_",
             Stream::Faults => b"faults__",
             Stream::Clocks => b"clocks__",
+            Stream::Timers => b"timers__",
             Stream::Jitter => b"jitter__",
+            Stream::Offsets => b"offsets_",
             Stream::Admission => b"admissio",
         })
     }
@@ -106,10 +117,15 @@ impl RunSeeds {
         RunSeeds { world: seed, policy: seed }
     }
 
-    /// A generator for `stream`: SplitMix64 of the side's seed with the stream's tag.
-    pub fn stream(self, stream: Stream) -> SimRng {
+    /// The seed of `stream`: SplitMix64's mixer over the side's seed and the stream's tag.
+    pub fn seed_of(self, stream: Stream) -> u64 {
         let side = if stream.is_world() { self.world } else { self.policy };
-        sim_rng(mix64(side ^ stream.tag()))
+        mix64(side ^ stream.tag())
+    }
+
+    /// A generator for `stream`.
+    pub fn stream(self, stream: Stream) -> SimRng {
+        sim_rng(self.seed_of(stream))
     }
 }
 
@@ -121,7 +137,9 @@ pub struct Streams {
     pub network: SimRng,
     pub faults: SimRng,
     pub clocks: SimRng,
+    pub timers: SimRng,
     pub jitter: SimRng,
+    pub offsets: SimRng,
     pub admission: SimRng,
 }
 
@@ -134,7 +152,9 @@ impl Streams {
             network: seeds.stream(Stream::Network),
             faults: seeds.stream(Stream::Faults),
             clocks: seeds.stream(Stream::Clocks),
+            timers: seeds.stream(Stream::Timers),
             jitter: seeds.stream(Stream::Jitter),
+            offsets: seeds.stream(Stream::Offsets),
             admission: seeds.stream(Stream::Admission),
         }
     }

@@ -318,7 +318,8 @@ pub(crate) const CLOCK_SKEW: ParamSpec = ParamSpec::new(
     ParamDefault::Unset,
     "how far each client's clock is off, drawn once per client; it moves clock-aligned waits (and the server \
      model's periodic jobs) (unset: every clock right)",
-);
+)
+.world();
 
 /// The clocks a point's `align`, `align_offset` and `clock_skew` describe: `None` when nothing waits by the
 /// clock. `periodic` is the period of a periodic workload, whose jobs run by the clients' clocks too. A skew of a

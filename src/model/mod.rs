@@ -228,10 +228,13 @@ macro_rules! register_models {
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum ModelKind { $($variant),+ }
 
-        /// A model's typed configuration for one sweep point: opaque outside the crate, ready to simulate.
+        /// A model's typed configuration for one sweep point: opaque outside the crate, ready to simulate. Its
+        /// `Debug` text names every field, so two configurations that print alike run alike.
+        #[derive(Debug)]
         pub struct ModelConfig(pub(crate) Configured);
 
         /// The configuration of each model (boxed: configurations differ widely in size).
+        #[derive(Debug)]
         pub(crate) enum Configured { $($variant(Box<<$module::$model as SimModel>::Config>)),+ }
 
         impl ModelKind {

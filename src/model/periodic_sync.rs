@@ -59,7 +59,7 @@ const PARAMS: &[ParamSpec] = &[
         ParamKind::Duration,
         ParamDefault::Value(Value::Duration(SimDuration::from_millis(100))),
         "Tr: each timer is drawn from U[Tp − Tr, Tp + Tr] (at most Tp; Tp/2 is the randomisation the paper recommends)",
-    ),
+    ).policy(),
     ParamSpec::new(
         Section::Model,
         "busy_per_message",

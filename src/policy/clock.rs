@@ -133,11 +133,12 @@ pub struct ClockPolicy {
 }
 
 impl ClockPolicy {
-    /// One client's clock: the skew, then (for per-client offsets) the offset, drawn in that order.
-    pub fn client_clock<R: Rng + ?Sized>(&self, rng: &mut R) -> ClientClock {
-        let skew_nanos = self.skew.draw(rng);
+    /// One client's clock: its skew drawn from `skews` (the world's) and, for per-client offsets, its offset from
+    /// `offsets` (the policy's).
+    pub fn client_clock<R: Rng + ?Sized>(&self, skews: &mut R, offsets: &mut R) -> ClientClock {
+        let skew_nanos = self.skew.draw(skews);
         let offset = match self.align {
-            Some(Alignment { period, offset: AlignOffset::PerClient }) => uniform_below(period, rng),
+            Some(Alignment { period, offset: AlignOffset::PerClient }) => uniform_below(period, offsets),
             _ => SimDuration::ZERO,
         };
         ClientClock { skew_nanos, offset }
@@ -269,13 +270,13 @@ mod tests {
         let none = ClockPolicy { align: Some(Alignment { period, offset: AlignOffset::None }), skew: ClockSkew::Zero };
         let wakes: Vec<SimTime> = (0..100)
             .map(|i| {
-                let clock = none.client_clock(&mut rng);
+                let clock = none.client_clock(&mut rng, &mut test_rng(6));
                 none.wake(secs(31.0 + i as f64 * 0.05), &clock, &mut rng)
             })
             .collect();
         assert!(wakes.iter().all(|&w| w == secs(40.0)));
         let per_client = ClockPolicy { align: Some(Alignment { period, offset: AlignOffset::PerClient }), ..none };
-        let clock = per_client.client_clock(&mut rng);
+        let clock = per_client.client_clock(&mut rng, &mut test_rng(7));
         let first = per_client.wake(secs(31.0), &clock, &mut rng);
         let second = per_client.wake(first + SimDuration::from_secs(1), &clock, &mut rng);
         assert_eq!(second - first, period, "the same place in the next period");

@@ -27,11 +27,11 @@ pub(super) fn paired_csv(
     }
     let filled = filled_metrics(aggregate);
     let metrics: Vec<usize> = (0..filled.len()).filter(|&m| filled[m]).collect();
-    let mut by_point: Vec<Vec<&Run>> = vec![Vec::new(); points.len()];
+    // Per point, its runs by replicate number: pairs are joined on it.
+    let mut by_point: Vec<std::collections::BTreeMap<u32, &Run>> = vec![Default::default(); points.len()];
     for run in runs {
-        by_point[run.point].push(run);
+        by_point[run.point].insert(run.replicate, run);
     }
-    by_point.iter_mut().for_each(|runs| runs.sort_by_key(|run| run.replicate));
     let mut out = writer();
     let mut header = swept_header(scenario);
     header.extend(["axis", "a", "b", "replicates"].map(str::to_owned));
@@ -62,11 +62,12 @@ pub(super) fn paired_csv(
                         a.swept[axis].to_string(),
                         b.swept[axis].to_string(),
                     ]);
-                    let replicates = by_point[a.index].len().min(by_point[b.index].len());
-                    row.push(replicates.to_string());
+                    let common: Vec<u32> =
+                        by_point[a.index].keys().copied().filter(|r| by_point[b.index].contains_key(r)).collect();
+                    row.push(common.len().to_string());
                     for &m in &metrics {
                         let values = |p: &PlannedPoint| {
-                            by_point[p.index].iter().map(|run| run.output.metrics[m]).collect::<Vec<f64>>()
+                            common.iter().map(|r| by_point[p.index][r].output.metrics[m]).collect::<Vec<f64>>()
                         };
                         let difference = Difference::paired(&values(a), &values(b));
                         row.extend(
@@ -83,7 +84,8 @@ pub(super) fn paired_csv(
 
 /// `retrylab compare DIR --paired`: the paired differences of `metric` (default: the first in the file) from
 /// `dir/paired.csv` as a text table: per pair, `a − b` with its paired half-width, the unpaired one, and the
-/// variance reduction factor (unpaired / paired)², the replicates an unpaired comparison would need per paired one.
+/// variance reduction factor (s²a + s²b) / s²(a − b), the replicates an unpaired comparison would need per paired
+/// one, recovered from the half-widths: (unpaired / t(ν))² / (paired / t(n − 1))², Welch's ν taken as 2n − 2.
 pub(crate) fn paired_table(dir: &std::path::Path, metric: Option<&str>) -> Result<String, crate::Error> {
     let path = dir.join("paired.csv");
     let bad = |message: String| crate::Error::Results { path: path.clone(), message };
@@ -98,7 +100,10 @@ pub(crate) fn paired_table(dir: &std::path::Path, metric: Option<&str>) -> Resul
         None => metrics.first().copied().ok_or_else(|| bad("no metric columns".into()))?,
     };
     let column = |name: &str| header.iter().position(|h| h == name).ok_or_else(|| bad(format!("no column {name}")));
-    let axis_column = column("axis")?;
+    let (axis_column, replicates) = (column("axis")?, column("replicates")?);
+    if axis_column + 2 >= header.len() {
+        return Err(bad("no `a` and `b` columns after `axis`".into()));
+    }
     let cells = [format!("{metric}_diff_mean"), format!("{metric}_paired_ci95"), format!("{metric}_unpaired_ci95")]
         .map(|name| column(&name));
     let [mean, paired, unpaired] = cells;
@@ -113,6 +118,9 @@ pub(crate) fn paired_table(dir: &std::path::Path, metric: Option<&str>) -> Resul
     );
     for record in reader.records() {
         let record = record.map_err(|e| bad(e.to_string()))?;
+        if record.len() != header.len() {
+            return Err(bad(format!("a row has {} cells, the header {}", record.len(), header.len())));
+        }
         let context: Vec<String> = (0..axis_column)
             .filter(|&i| !record[i].is_empty())
             .map(|i| format!("{}={}", header[i], &record[i]))
@@ -120,7 +128,9 @@ pub(crate) fn paired_table(dir: &std::path::Path, metric: Option<&str>) -> Resul
         let pair = format!("{} − {}", &record[axis_column + 1], &record[axis_column + 2]);
         let pair = if context.is_empty() { pair } else { format!("{pair} ({})", context.join(", ")) };
         let number = |i: usize| record[i].parse::<f64>().unwrap_or(f64::NAN);
-        let factor = (number(unpaired) / number(paired)).powi(2);
+        let n = record[replicates].parse::<usize>().unwrap_or(0);
+        let t_ratio = crate::stats::t_975(n.saturating_sub(1)) / crate::stats::t_975(2 * n.saturating_sub(1));
+        let factor = (number(unpaired) / number(paired) * t_ratio).powi(2);
         let factor = if factor.is_finite() { format!("{factor:.1}") } else { "-".into() };
         let _ = std::fmt::Write::write_fmt(
             &mut text,
@@ -131,6 +141,8 @@ pub(crate) fn paired_table(dir: &std::path::Path, metric: Option<&str>) -> Resul
             ),
         );
     }
-    text.push_str("VRF: (unpaired / paired)², the replicates an unpaired comparison needs for each paired one\n");
+    text.push_str(
+        "VRF: variance of a − b unpaired over paired: the replicates an unpaired comparison needs per paired one\n",
+    );
     Ok(text)
 }

@@ -178,6 +178,9 @@ struct Token {
     end: usize,
 }
 
+/// The longest expression accepted.
+const MAX_CHARS: usize = 1_000;
+
 struct Parser<'a> {
     chars: Vec<char>,
     tokens: Vec<Token>,
@@ -192,6 +195,11 @@ impl<'a> Parser<'a> {
             return Err(ExprError { column: 1, message });
         }
         let chars: Vec<char> = text.chars().collect();
+        if chars.len() > MAX_CHARS {
+            // The parser recurses once per "(" or "-": a bound on the length bounds its depth.
+            let message = format!("an expression is at most {MAX_CHARS} characters long; this one has {}", chars.len());
+            return Err(ExprError { column: MAX_CHARS + 1, message });
+        }
         let tokens = lex(&chars)?;
         Ok(Parser { chars, tokens, pos: 0, metrics })
     }
@@ -386,6 +394,16 @@ mod tests {
 
     fn value_of(name: &str) -> f64 {
         METRICS.iter().position(|metric| *metric == name).map_or(f64::NAN, |i| [100.0, 250.0, 0.9995, 4.0][i])
+    }
+
+    #[test]
+    fn a_huge_expression_is_refused_before_it_is_parsed() {
+        let nested = format!("{}calls{}", "(".repeat(50_000), ")".repeat(50_000));
+        let error = parse_objective(&nested, &["calls"]).unwrap_err();
+        assert_eq!(error.column, MAX_CHARS + 1);
+        assert!(error.message.contains("at most 1000 characters"), "{}", error.message);
+        let deep = format!("{}calls{}", "(".repeat(400), ")".repeat(400));
+        assert_eq!(parse_objective(&deep, &["calls"]).unwrap().terms, vec![(1.0, "calls".to_owned())]);
     }
 
     #[test]

@@ -38,8 +38,11 @@ pub(crate) enum Status {
 pub(crate) struct Entry {
     /// Per replicate, the objective's value (NaN where a metric it names was undefined).
     pub(crate) objective: Vec<f64>,
-    /// Per constraint, per replicate: how far inside the constraint the run was (negative: outside).
+    /// Per constraint, per replicate: how far inside the constraint the run was (negative: outside; −∞ where a
+    /// metric it names was undefined, which no bound can be said to hold for).
     pub(crate) slack: Vec<Vec<f64>>,
+    /// Per replicate, a hash of every metric's value: equal fingerprints on every replicate mean the very same runs.
+    pub(crate) fingerprints: Vec<u64>,
     pub(crate) status: Status,
 }
 
@@ -49,13 +52,30 @@ impl Entry {
     }
 
     fn feasible_by_means(&self) -> bool {
-        // A constraint on a metric no run defined (NaN) is not held against the candidate.
-        self.slack.iter().map(|slack| Estimate::of(slack).mean).all(|mean| mean >= 0.0 || mean.is_nan())
+        self.slack.iter().all(|slack| Estimate::of(slack).mean >= 0.0)
     }
 
-    /// The first constraint whose whole interval is on the wrong side, with its estimate.
-    fn surely_broken(&self) -> Option<(usize, Estimate)> {
-        self.slack.iter().map(|slack| Estimate::of(slack)).enumerate().find(|(_, e)| e.hi95 < 0.0 && e.ci95.is_finite())
+    /// Replicates on which the objective was undefined (a metric it names had no value, such as a p99 latency
+    /// in a run where nothing succeeded).
+    fn undefined(&self) -> usize {
+        self.objective.iter().filter(|x| x.is_nan()).count()
+    }
+
+    /// Why some constraint is broken for sure: undefined on a replicate, or its interval wholly on the wrong side
+    /// (after two replicates at least).
+    fn surely_broken(&self, constraints: &[Constraint]) -> Option<String> {
+        let n = self.replicates();
+        self.slack.iter().zip(constraints).find_map(|(slack, constraint)| {
+            let undefined = slack.iter().filter(|s| **s == f64::NEG_INFINITY).count();
+            let estimate = Estimate::of(slack);
+            if undefined > 0 {
+                Some(format!("breaks `{constraint}`: undefined on {undefined} of {n} replicates"))
+            } else if n >= 2 && estimate.hi95 < 0.0 {
+                Some(format!("breaks `{constraint}` (slack {:.4} ± {:.4})", estimate.mean, estimate.ci95))
+            } else {
+                None
+            }
+        })
     }
 }
 
@@ -81,6 +101,7 @@ impl Race {
             .map(|same| Entry {
                 objective: Vec::new(),
                 slack: vec![Vec::new(); constraints.len()],
+                fingerprints: Vec::new(),
                 status: same.map_or(Status::Racing, Status::SameAs),
             })
             .collect();
@@ -120,11 +141,12 @@ impl Race {
 
     /// Every racing candidate is sure to break a constraint: nothing is left to learn.
     fn hopeless(&self) -> bool {
-        !self.constraints.is_empty() && self.racing().all(|i| self.entries[i].surely_broken().is_some())
+        !self.constraints.is_empty()
+            && self.racing().all(|i| self.entries[i].surely_broken(&self.constraints).is_some())
     }
 
-    /// Records replicate `replicate` of `candidate`, given each metric's value by name.
-    pub(crate) fn record(&mut self, candidate: usize, replicate: u32, value_of: impl Fn(&str) -> f64) {
+    /// Records replicate `replicate` of `candidate`: every metric's value (`metrics`), and by name.
+    pub(crate) fn record(&mut self, candidate: usize, replicate: u32, metrics: &[f64], value_of: impl Fn(&str) -> f64) {
         let entry = &mut self.entries[candidate];
         let at = replicate as usize;
         let grow = |series: &mut Vec<f64>| {
@@ -136,8 +158,14 @@ impl Race {
         entry.objective[at] = self.objective.eval(&value_of);
         for (constraint, slack) in self.constraints.iter().zip(&mut entry.slack) {
             grow(slack);
-            slack[at] = constraint.slack(&value_of);
+            let value = constraint.slack(&value_of);
+            slack[at] = if value.is_nan() { f64::NEG_INFINITY } else { value };
         }
+        if entry.fingerprints.len() <= at {
+            entry.fingerprints.resize(at + 1, 0);
+        }
+        let bits: Vec<u8> = metrics.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect();
+        entry.fingerprints[at] = crate::engine::stable_hash(&bits);
         self.spent += 1;
     }
 
@@ -147,9 +175,11 @@ impl Race {
             .min_by(|&a, &b| self.order_key(a).partial_cmp(&self.order_key(b)).unwrap_or(std::cmp::Ordering::Equal))
     }
 
-    fn order_key(&self, i: usize) -> (bool, f64) {
-        let mean = Estimate::of(&self.entries[i].objective).mean;
-        (!self.entries[i].feasible_by_means(), if mean.is_nan() { f64::INFINITY } else { mean })
+    /// Feasible by the means first, then defined on every replicate, then the lowest objective mean.
+    fn order_key(&self, i: usize) -> (bool, bool, f64) {
+        let entry = &self.entries[i];
+        let mean = Estimate::of(&entry.objective).mean;
+        (!entry.feasible_by_means(), entry.undefined() > 0, if mean.is_nan() { f64::INFINITY } else { mean })
     }
 
     /// `a`'s objective minus `b`'s, replicate by replicate.
@@ -163,25 +193,34 @@ impl Race {
     pub(crate) fn judge(&mut self, label: impl Fn(usize) -> String) {
         let Some(leader) = self.leader() else { return };
         let leader_feasible = self.entries[leader].feasible_by_means();
+        let leader_defined = self.entries[leader].undefined() == 0;
         let mut verdicts = Vec::new();
         for i in self.racing().filter(|&i| i != leader) {
-            let replicates = self.entries[i].replicates();
+            let entry = &self.entries[i];
+            let replicates = entry.replicates();
             if replicates < 2 {
                 continue;
             }
-            if let Some((k, estimate)) = self.entries[i].surely_broken().filter(|_| leader_feasible) {
-                let reason =
-                    format!("breaks `{}` (slack {:.4} ± {:.4})", self.constraints[k], estimate.mean, estimate.ci95);
+            if let Some(reason) = entry.surely_broken(&self.constraints).filter(|_| leader_feasible) {
                 verdicts.push((i, Status::Dropped { replicates, reason }));
                 continue;
             }
-            let difference = self.versus(i, leader);
-            if difference.mean == 0.0 && difference.paired_ci95 == 0.0 && difference.replicates == replicates as usize {
-                // Common random numbers make two policies that act alike (attempts never reached, a cap never hit)
-                // score exactly alike: no number of replicates would tell them apart.
+            let undefined = entry.undefined();
+            if undefined > 0 && leader_defined {
+                let reason = format!("objective undefined on {undefined} of {replicates} replicates");
+                verdicts.push((i, Status::Dropped { replicates, reason }));
+                continue;
+            }
+            let common = replicates.min(self.entries[leader].replicates()) as usize;
+            if entry.fingerprints[..common] == self.entries[leader].fingerprints[..common]
+                && common == replicates as usize
+            {
+                // Two policies that act alike (attempts never reached, a cap never hit) get the very same runs on
+                // common random numbers, every metric equal: no number of replicates would tell them apart.
                 verdicts.push((i, Status::Tied { replicates, with: leader }));
                 continue;
             }
+            let difference = self.versus(i, leader);
             if leader_feasible && difference.mean - difference.paired_ci95 > 0.0 {
                 let reason = format!(
                     "worse than {} by {:.4} ± {:.4} (paired 95% CI)",
@@ -205,8 +244,8 @@ impl Race {
         order.sort_by(|&a, &b| {
             let key = |i: usize| {
                 let dropped = self.entries[i].status != Status::Racing;
-                let (infeasible, mean) = self.order_key(i);
-                (dropped, u32::MAX - self.entries[i].replicates(), infeasible, mean)
+                let (infeasible, undefined, mean) = self.order_key(i);
+                (dropped, u32::MAX - self.entries[i].replicates(), infeasible, undefined, mean)
             };
             key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal)
         });
@@ -241,7 +280,8 @@ mod tests {
                     let world = ((r as f64) * 0.7).sin() * 10.0;
                     let own = ((r as f64 + candidate as f64 * 3.1) * 1.3).cos() * 0.2;
                     let ok = if candidate == 0 { 0.0 } else { 1.0 };
-                    race.record(candidate, r, |name| if name == "x" { means[candidate] + world + own } else { ok });
+                    let x = means[candidate] + world + own;
+                    race.record(candidate, r, &[x, ok], |name| if name == "x" { x } else { ok });
                 }
             }
             race.judge(|i| format!("#{i}"));
@@ -259,6 +299,29 @@ mod tests {
         assert!(matches!(&race.entries[4].status, Status::Dropped { reason, .. } if reason.contains("worse than #2")));
         // Common random numbers: a difference of 0.5 against world noise of ±10 is decided in a few replicates.
         assert!(race.entries[3].replicates() <= 20, "{:?}", race.entries[3].objective.len());
+    }
+
+    /// Two candidates with the same objective on every replicate but another metric apart are not a tie; the
+    /// same runs are; a candidate whose objective is undefined leaves.
+    #[test]
+    fn only_identical_runs_tie_and_an_undefined_objective_loses() {
+        let metrics = ["x", "y"];
+        let objective = parse_objective("x", &metrics).unwrap();
+        let mut race = Race::new(&[None, None, None, None], objective, Vec::new(), 40);
+        for (candidate, replicates) in race.next_round() {
+            for r in replicates {
+                let x = [1.0, 1.0, 1.0, f64::NAN][candidate] + f64::from(r);
+                let y = [5.0, 5.0, 6.0, 5.0][candidate];
+                race.record(candidate, r, &[x, y], |name| if name == "x" { x } else { y });
+            }
+        }
+        race.judge(|i| format!("#{i}"));
+        assert_eq!(race.entries[0].status, Status::Racing);
+        assert_eq!(race.entries[1].status, Status::Tied { replicates: 5, with: 0 });
+        assert_eq!(race.entries[2].status, Status::Racing, "same objective, other runs: still open");
+        assert!(
+            matches!(&race.entries[3].status, Status::Dropped { reason, .. } if reason.contains("undefined on 5 of 5"))
+        );
     }
 
     #[test]

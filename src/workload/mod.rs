@@ -241,6 +241,33 @@ impl ThinkTime {
     }
 }
 
+/// Closed clients' think times, each drawn from its own counter (client, request number): a client's n-th think
+/// time is the same whatever the policy did before it, so policies compared on common random numbers see the
+/// same clients.
+pub(crate) struct ThinkDraws {
+    seed: u64,
+    drawn: Vec<u32>,
+}
+
+impl ThinkDraws {
+    /// Counters for the closed clients of `arrivals` (none for other workloads).
+    pub(crate) fn new(seed: u64, arrivals: &Arrivals) -> ThinkDraws {
+        let clients = match arrivals {
+            Arrivals::Closed { clients, .. } => *clients as usize,
+            _ => 0,
+        };
+        ThinkDraws { seed, drawn: vec![0; clients] }
+    }
+
+    /// `client`'s next think time.
+    pub(crate) fn next(&mut self, think_time: &ThinkTime, client: u32) -> SimDuration {
+        let count = &mut self.drawn[client as usize];
+        let counter = (u64::from(client) << 32) | u64::from(*count);
+        *count += 1;
+        think_time.sample(&mut crate::engine::sim_rng(crate::engine::mix64(self.seed ^ crate::engine::mix64(counter))))
+    }
+}
+
 /// The syntax, for error messages and `retrylab strategies`.
 pub(crate) const SCHEDULE_SYNTAX: &str =
     "\"0s=40, 20s=80, 25s=40\": TIME=RATE points from 0s; `~TIME=RATE` ramps to a point";
@@ -365,6 +392,20 @@ impl RateSchedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_closed_clients_think_times_do_not_depend_on_the_order_clients_ask() {
+        let think = ThinkTime::with_mean(SimDuration::from_millis(100));
+        let arrivals = Arrivals::Closed { clients: 3, think_time: think };
+        let (mut one, mut other) = (ThinkDraws::new(7, &arrivals), ThinkDraws::new(7, &arrivals));
+        let in_order: Vec<SimDuration> = [0, 0, 1, 2, 1].iter().map(|&c| one.next(&think, c)).collect();
+        let reordered: Vec<SimDuration> = [1, 2, 0, 1, 0].iter().map(|&c| other.next(&think, c)).collect();
+        // Client 0's first and second, client 1's first and second, client 2's first: the same in both orders.
+        assert_eq!((in_order[0], in_order[1]), (reordered[2], reordered[4]));
+        assert_eq!((in_order[2], in_order[4]), (reordered[0], reordered[3]));
+        assert_eq!(in_order[3], reordered[1]);
+        assert_ne!(in_order[0], in_order[1]);
+    }
 
     fn at(seconds: f64) -> SimTime {
         SimTime::from_nanos((seconds * 1e9) as u64)

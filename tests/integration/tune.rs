@@ -217,6 +217,8 @@ fn bad_expressions_and_tables_are_refused_with_their_place() {
     );
     let stderr = refused(&[system.to_str().unwrap()]);
     assert!(stderr.contains("tune.workers: `workers` describes the system"), "{stderr}");
+    let stderr = refused(&[scenario.to_str().unwrap(), "--budget", "11"]);
+    assert!(stderr.contains("a budget of 11 runs cannot judge 6 candidates"), "{stderr}");
     assert!(!out.exists(), "nothing written");
     // `run` and `validate` read [tune] too, so a bad table is caught before any search.
     retrylab().args(["validate", typo.to_str().unwrap()]).assert().code(2);

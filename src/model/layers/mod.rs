@@ -114,7 +114,7 @@ const LAYER_PARAMS: &[ParamSpec] = &[
         ParamKind::Choice(Placement::NAMES),
         Value::Choice("every"),
         "which callers retry: every one, only the user's client (top), or only the callers of the bottom services",
-    ),
+    ).policy(),
     param(
         Section::Model,
         "failure_probability",
@@ -377,10 +377,13 @@ pub(crate) struct LayersConfig {
 }
 
 impl LayersConfig {
-    /// One clock per limiter (user client, then service), drawn from the world's clock stream.
-    pub(crate) fn draw_clocks(&self, rng: &mut crate::engine::SimRng) -> Vec<crate::policy::ClientClock> {
+    /// One clock per limiter (user client, then service): skews from the world's clock stream, offsets from the
+    /// policy's.
+    pub(crate) fn draw_clocks(&self, streams: &mut crate::engine::Streams) -> Vec<crate::policy::ClientClock> {
         match self.clock {
-            Some(clock) => (0..self.clients + self.services.len()).map(|_| clock.client_clock(rng)).collect(),
+            Some(clock) => (0..self.clients + self.services.len())
+                .map(|_| clock.client_clock(&mut streams.clocks, &mut streams.offsets))
+                .collect(),
             None => Vec::new(),
         }
     }

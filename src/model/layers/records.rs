@@ -85,6 +85,8 @@ pub(super) struct Job {
     pub(super) service: u8,
     pub(super) state: JobState,
     pub(super) cancelled: bool,
+    /// A hedged copy: its work is drawn from the hedges' stream, so hedging shifts no first copy's.
+    pub(super) hedge: bool,
     /// Calls made and not yet finished.
     pub(super) pending: u32,
     pub(super) first_child: u32,

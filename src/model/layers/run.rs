@@ -114,7 +114,7 @@ struct LayersRun<'a> {
 impl<'a> LayersRun<'a> {
     fn new(config: &'a LayersConfig, seeds: RunSeeds, bucket: SimDuration) -> Self {
         let mut streams = Streams::new(seeds);
-        let clocks = config.draw_clocks(&mut streams.clocks);
+        let clocks = config.draw_clocks(&mut streams);
         let mut limiters = vec![config.user.limiter.clone(); config.clients];
         limiters.extend(config.services.iter().map(|s| s.policy.limiter.clone()));
         let mut hedge_delay = [None; MAX_LAYERS + 1];
@@ -243,9 +243,9 @@ impl<'a> LayersRun<'a> {
         }
     }
 
-    fn new_job(&mut self, call: u32, tag: u32, service: u8) -> u32 {
-        let job =
-            Job { call, tag, service, state: JobState::Pending, cancelled: false, pending: 0, first_child: NONE };
+    fn new_job(&mut self, call: u32, tag: u32, service: u8, hedge: bool) -> u32 {
+        let state = JobState::Pending;
+        let job = Job { call, tag, service, state, cancelled: false, hedge, pending: 0, first_child: NONE };
         match self.free_jobs.pop() {
             Some(index) => {
                 self.jobs[index as usize] = job;
@@ -301,7 +301,7 @@ impl<'a> LayersRun<'a> {
         }
         let tag = self.tag();
         let Call { caller, service, .. } = self.calls[call as usize];
-        let job = self.new_job(call, tag, service);
+        let job = self.new_job(call, tag, service, kind == Kind::Hedge);
         let permit = if kind == Kind::Retry { self.calls[call as usize].permit.take() } else { None };
         let flights = &mut self.calls[call as usize].in_flight;
         let slot = flights.iter().position(Option::is_none);
@@ -377,7 +377,8 @@ impl<'a> LayersRun<'a> {
     fn start_work(&mut self, job: u32, scheduler: &mut Scheduler<LayerEvent>) {
         let service = &self.config.services[self.jobs[job as usize].service as usize];
         self.jobs[job as usize].state = JobState::Working;
-        let mut work = service.work.sample(&mut self.streams.service);
+        let stream = if self.jobs[job as usize].hedge { &mut self.streams.hedges } else { &mut self.streams.service };
+        let mut work = service.work.sample(stream);
         if let Some(FaultKind::Slowdown(factor)) = service.faults.at(scheduler.now()) {
             work = SimDuration::from_nanos_f64(work.as_nanos_f64() * factor);
         }
@@ -627,7 +628,7 @@ impl<'a> LayersRun<'a> {
         let decision = match self.config.clock {
             Some(clock) => {
                 let own = &self.clocks[state.limiter as usize];
-                clock.align_decision(decision, (now, elapsed), policy.backoff.deadline, own, &mut self.streams.jitter)
+                clock.align_decision(decision, (now, elapsed), policy.backoff.deadline, own, &mut self.streams.offsets)
             }
             None => decision,
         };

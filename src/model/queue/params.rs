@@ -84,21 +84,21 @@ const QUEUE: &[ParamSpec] = &[
         ParamDefault::Value(Value::Choice("visibility-timeout")),
         "how a failed message comes back: visibility-timeout (SQS), ttl-queue (RabbitMQ delay queue and dead-letter \
          exchange) or sidekiq (its retry set and schedule)",
-    ),
+    ).policy(),
     ParamSpec::new(
         Section::Model,
         "visibility_timeout",
         ParamKind::Duration,
         ParamDefault::Value(Value::Duration(SimDuration::from_secs(30))),
         "visibility-timeout: a received message is invisible this long from its receipt (SQS's default: 30 s)",
-    ),
+    ).policy(),
     ParamSpec::new(
         Section::Model,
         "ttl",
         ParamKind::Duration,
         ParamDefault::Value(Value::Duration(SimDuration::from_secs(10))),
         "ttl-queue: a failed message waits this long in the delay queue (with a backoff strategy: the strategy's delay)",
-    ),
+    ).policy(),
     ParamSpec::new(
         Section::Model,
         "max_receives",
@@ -106,7 +106,7 @@ const QUEUE: &[ParamSpec] = &[
         ParamDefault::Unset,
         "receives before a message goes to the dead-letter queue (SQS maxReceiveCount; unset: never, or 26 for \
          sidekiq: its 25 retries)",
-    ),
+    ).policy(),
     ParamSpec::new(
         Section::Model,
         "ordering",

@@ -209,7 +209,7 @@ pub(super) const CLIENT: &[ParamSpec] = &[
         ParamDefault::Unset,
         "with limiter_scope = \"client\" and an open workload: the client instances its requests are spread over, \
          in turn (burst and closed workloads have one per client)",
-    ),
+    ).world(),
     client::limiter(client::ANY_LIMITER),
     client::budget(0.1),
     ParamSpec::new(

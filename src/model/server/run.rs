@@ -18,7 +18,7 @@ use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
 use crate::policy::{BackoffMemory, ClientClock, FailureKind, GiveUpReason, Response, RetryDecision, TokenBucket};
 use crate::time::{SimDuration, SimTime};
-use crate::workload::Arrivals;
+use crate::workload::{Arrivals, ThinkDraws};
 
 /// Runs one replicate.
 pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
@@ -40,7 +40,7 @@ pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunO
         }
         Arrivals::Closed { clients, think_time } => {
             for client in 0..*clients {
-                let think = think_time.sample(&mut run_state.streams.arrivals);
+                let think = run_state.think.next(think_time, client);
                 scheduler.schedule_in(think, ServerEvent::NewRequest { client });
             }
         }
@@ -164,8 +164,9 @@ struct ServerRun<'a> {
     /// The trigger, if the run has one: requests are tallied by when they were first sent relative to it.
     trigger: Option<Trigger>,
     phases: PhaseTally,
-    /// Arrivals, service, network, faults, clocks, jitter and admission, each drawn from its own stream.
+    /// Arrivals, service, network, faults, jitter and admission, each drawn from its own stream.
     streams: Streams,
+    think: ThinkDraws,
     requests: Vec<Request>,
     free_slots: Vec<u32>,
     next_token: u32,
@@ -240,8 +241,9 @@ impl<'a> ServerRun<'a> {
             counts: Counts::default(),
             retry_limiters: config.limiter.iter().flat_map(|limiter| vec![limiter.clone(); config.limiter_instances as usize]).collect(),
             tracer: None,
-            clocks: Clocks::new(config.clock, &config.workload.arrivals, config.workload.duration, seeds.stream(Stream::Clocks)),
+            clocks: Clocks::new(config.clock, &config.workload.arrivals, config.workload.duration, seeds),
             streams: Streams::new(seeds),
+            think: ThinkDraws::new(seeds.seed_of(Stream::Think), &config.workload.arrivals),
             offered_per_second: BucketCounter::new(SimDuration::from_secs(1)),
         }
     }
@@ -418,7 +420,7 @@ impl<'a> ServerRun<'a> {
             self.free_slots.push(slot);
         }
         if let Arrivals::Closed { think_time, .. } = &self.config.workload.arrivals {
-            let think = think_time.sample(&mut self.streams.arrivals);
+            let think = self.think.next(think_time, client);
             if scheduler.now() + think < self.config.workload.duration {
                 scheduler.schedule_in(think, ServerEvent::NewRequest { client });
             }
@@ -477,7 +479,7 @@ impl<'a> ServerRun<'a> {
                 &mut request.memory,
                 &mut self.streams.jitter,
             );
-            self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &request.clock, &mut self.streams.jitter)
+            self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &request.clock)
         };
         if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, self.limiter_of(slot)) {
             match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
