@@ -2,6 +2,7 @@
 //! It knows nothing about clients, servers or retries; models plug in through [`Model`].
 
 mod queue;
+mod radix;
 mod rng;
 mod sim;
 

@@ -1,12 +1,20 @@
-//! The future event list: a binary min-heap keyed by (time, insertion sequence).
+//! The future event list, keyed by (time, insertion sequence): ties in time pop in insertion order (FIFO), which
+//! makes every run deterministic.
 //!
-//! Both parts of the key are packed into one `u128` (time in the high 64 bits), so ordering is a single integer
-//! comparison and ties in time pop in insertion order (FIFO), which makes every run deterministic.
+//! It takes one of two forms. A binary min-heap while few events are pending, the fastest there (a few hundred
+//! entries stay in cache); once more than [`SWITCH_AT`] are pending, a radix heap (`radix.rs`), whose push and pop
+//! cost the same at ten million entries as at ten thousand, where the heap's log n sifts leave the cache. The
+//! switch moves the entries over in (time, sequence) order, so both forms deliver the same events in the same
+//! order and no result depends on which one ran (docs/performance.md measures both).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use super::radix::RadixHeap;
 use crate::time::SimTime;
+
+/// Pending events beyond which the queue becomes a radix heap (until it is cleared).
+pub(super) const SWITCH_AT: usize = 4096;
 
 struct Entry<E> {
     key: u128,
@@ -34,70 +42,133 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-/// Pending events ordered by time, FIFO among equal times. Pushing allocates only when the heap outgrows its
-/// capacity, so a queue that is reused across runs stops allocating once it has seen its peak size.
-///
-/// `pop` leaves the popped entry at the root and marks it consumed; the next `push` overwrites it and sifts
-/// down once (the classic "hold" operation), instead of a sift for the removal and another for the insertion.
-/// Most handlers schedule exactly one follow-up event, so this halves the heap work on the hot path.
-pub struct EventQueue<E> {
+/// The binary heap form: one `u128` key per entry (time in the high 64 bits, sequence in the low), so ordering is
+/// a single integer comparison. `pop` leaves the popped entry at the root and marks it consumed; the next `push`
+/// overwrites it and sifts down once (the classic "hold" operation), which halves the heap work when a handler
+/// schedules one follow-up event, as most do.
+struct Heap<E> {
     heap: BinaryHeap<Entry<E>>,
     next_sequence: u64,
-    /// The root has been handed out by `pop` and is waiting to be replaced or removed.
     root_consumed: bool,
+    /// The time of the last entry popped: no push goes before it.
+    last_popped: u64,
+}
+
+enum Form<E> {
+    Heap(Heap<E>),
+    Radix(RadixHeap<E>),
+}
+
+/// Pending events ordered by time, FIFO among equal times. Pushing allocates only when the queue outgrows its
+/// capacity, so a queue that is reused across runs stops allocating once it has seen its peak size.
+pub struct EventQueue<E> {
+    form: Form<E>,
+    capacity: usize,
 }
 
 impl<E: Copy> EventQueue<E> {
     pub fn with_capacity(capacity: usize) -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(capacity), next_sequence: 0, root_consumed: false }
+        let heap = Heap {
+            heap: BinaryHeap::with_capacity(capacity.min(SWITCH_AT)),
+            next_sequence: 0,
+            root_consumed: false,
+            last_popped: 0,
+        };
+        EventQueue { form: Form::Heap(heap), capacity }
     }
 
-    /// Adds `event` to fire at `at`, after every event already queued for the same instant.
+    /// Adds `event` to fire at `at`, after every event already queued for the same instant (never before the last
+    /// event popped).
     #[inline]
     pub fn push(&mut self, at: SimTime, event: E) {
-        let key = ((at.as_nanos() as u128) << 64) | self.next_sequence as u128;
-        self.next_sequence += 1;
-        let entry = Entry { key, event };
-        if self.root_consumed {
-            self.root_consumed = false;
-            if let Some(mut root) = self.heap.peek_mut() {
-                // Overwriting through `PeekMut` sifts the new entry down when `root` drops.
-                *root = entry;
-                return;
+        match &mut self.form {
+            Form::Radix(radix) => radix.push(at, event),
+            Form::Heap(heap) => {
+                let key = ((at.as_nanos() as u128) << 64) | heap.next_sequence as u128;
+                heap.next_sequence += 1;
+                let entry = Entry { key, event };
+                if heap.root_consumed {
+                    heap.root_consumed = false;
+                    if let Some(mut root) = heap.heap.peek_mut() {
+                        // Overwriting through `PeekMut` sifts the new entry down when `root` drops.
+                        *root = entry;
+                        return;
+                    }
+                }
+                heap.heap.push(entry);
+                if heap.heap.len() > SWITCH_AT {
+                    self.become_radix();
+                }
             }
         }
-        self.heap.push(entry);
+    }
+
+    /// Moves every entry into a radix heap, in (time, sequence) order, so that equal times keep their order.
+    #[cold]
+    fn become_radix(&mut self) {
+        let Form::Heap(heap) = &mut self.form else { return };
+        let mut radix = RadixHeap::with_capacity(self.capacity);
+        // The clock is where the simulation is, which may be before every pending entry.
+        radix.start_at(SimTime::from_nanos(heap.last_popped));
+        let mut entries = std::mem::take(&mut heap.heap).into_sorted_vec();
+        // Sorted ascending by `Ord`, which is reversed: the earliest entry is last.
+        entries.reverse();
+        for entry in entries {
+            radix.push(SimTime::from_nanos((entry.key >> 64) as u64), entry.event);
+        }
+        self.form = Form::Radix(radix);
     }
 
     /// Removes and returns the earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        if self.root_consumed {
-            self.heap.pop();
+        match &mut self.form {
+            Form::Radix(radix) => radix.pop(),
+            Form::Heap(heap) => {
+                if heap.root_consumed {
+                    heap.heap.pop();
+                }
+                let root = heap.heap.peek();
+                heap.root_consumed = root.is_some();
+                let popped = root.map(|entry| (SimTime::from_nanos((entry.key >> 64) as u64), entry.event));
+                if let Some((at, _)) = popped {
+                    heap.last_popped = at.as_nanos();
+                }
+                popped
+            }
         }
-        let root = self.heap.peek();
-        self.root_consumed = root.is_some();
-        root.map(|entry| (SimTime::from_nanos((entry.key >> 64) as u64), entry.event))
     }
 
     /// Puts back the event the last `pop` returned, undelivered (for a run cut short by a limit).
     pub fn unpop(&mut self) {
-        self.root_consumed = false;
+        match &mut self.form {
+            Form::Radix(radix) => radix.unpop(),
+            Form::Heap(heap) => heap.root_consumed = false,
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len() - usize::from(self.root_consumed)
+        match &self.form {
+            Form::Radix(radix) => radix.len(),
+            Form::Heap(heap) => heap.heap.len() - usize::from(heap.root_consumed),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Empties the queue and restarts the sequence, keeping the allocation.
+    /// Empties the queue and restarts the sequence, back in its binary heap form.
     pub fn clear(&mut self) {
-        self.heap.clear();
-        self.next_sequence = 0;
-        self.root_consumed = false;
+        match &mut self.form {
+            Form::Heap(heap) => {
+                heap.heap.clear();
+                heap.next_sequence = 0;
+                heap.root_consumed = false;
+                heap.last_popped = 0;
+            }
+            Form::Radix(_) => *self = EventQueue::with_capacity(self.capacity),
+        }
     }
 }
 
@@ -145,6 +216,41 @@ mod tests {
             }
             assert_eq!(queue.len(), reference.len());
         }
+    }
+
+    /// The same mix of pushes and pops through a queue that switches to its radix form and one that does not:
+    /// the same events in the same order, ties included.
+    #[test]
+    fn the_radix_form_delivers_what_the_heap_form_does() {
+        let mut queue = EventQueue::with_capacity(16);
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let mut state = 99_u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state >> 33
+        };
+        let (mut now, mut sequence) = (0_u64, 0_u64);
+        for step in 0..60_000 {
+            // Grow past the switch for the first half, then drain.
+            let pop = if step < 30_000 { next() % 4 == 0 } else { next() % 4 != 0 };
+            if pop {
+                let popped = queue.pop().map(|(t, id): (SimTime, u64)| (t.as_nanos(), id));
+                let expected = (!reference.is_empty()).then(|| reference.remove(0));
+                assert_eq!(popped, expected, "step {step}");
+                if let Some((t, _)) = popped {
+                    now = t;
+                }
+            } else {
+                let at = now + next() % 1_000;
+                queue.push(SimTime::from_nanos(at), sequence);
+                let position = reference.partition_point(|&(t, _)| t <= at);
+                reference.insert(position, (at, sequence));
+                sequence += 1;
+            }
+        }
+        assert!(matches!(queue.form, Form::Radix(_)), "the test must cross the switch");
+        queue.clear();
+        assert!(matches!(queue.form, Form::Heap(_)) && queue.is_empty());
     }
 
     #[test]
