@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use crate::Error;
 use crate::params::{ParamKind, Value};
-use crate::report::{atomic, draw_candidates, format_number};
-use crate::scenario::{MAX_BUDGET, Origin, PlannedPoint, Scenario, Setting, plan_one};
+use crate::report::{atomic, csv_finish, csv_writer, draw_candidates, format_number};
+use crate::scenario::{MAX_BUDGET, Origin, PlannedPoint, Scenario, Setting, plan_one, swept_at};
 use crate::stats::Estimate;
 use crate::sweep::{PointWork, SweepSettings, run_work};
 use crate::tune::expr::{Constraint, ExprError, Objective, parse_constraint, parse_objective};
@@ -111,7 +111,7 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
     let mut candidates: Vec<Candidate> = Vec::with_capacity(count);
     let mut first_refusal = None;
     for index in 0..count {
-        let label = label(&scenario, &swept_values(&scenario, index));
+        let label = label(&scenario, &swept_at(&scenario, index));
         let point = match plan_one(&scenario, index) {
             Ok(planned) => {
                 points.push(planned);
@@ -288,17 +288,6 @@ fn flag_error(flag: &str, text: &str, error: &ExprError) -> Error {
     Error::Usage(format!("{flag} {text:?}: column {}: {}\n  {text}\n  {caret}^", error.column, error.message))
 }
 
-/// The swept values of candidate `index` (mixed radix, last axis fastest), as the planner decomposes it.
-fn swept_values(scenario: &Scenario, index: usize) -> Vec<Value> {
-    let mut rest = index;
-    let mut swept = vec![Value::Count(0); scenario.sweep.len()];
-    for (slot, axis) in swept.iter_mut().zip(&scenario.sweep).rev() {
-        *slot = axis.values[rest % axis.values.len()].clone();
-        rest /= axis.values.len();
-    }
-    swept
-}
-
 /// `strategy=full-jitter base=50ms`.
 fn label(scenario: &Scenario, swept: &[Value]) -> String {
     let pairs: Vec<String> =
@@ -342,7 +331,7 @@ fn tune_csv(
     named: &[String],
     means: &dyn Fn(usize, &str) -> Estimate,
 ) -> Vec<u8> {
-    let mut out = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let mut out = csv_writer();
     let mut header: Vec<String> = vec!["rank".into()];
     header.extend(scenario.sweep.iter().map(|axis| axis.name.to_owned()));
     header.extend(
@@ -366,7 +355,7 @@ fn tune_csv(
         let rank = (position < ranking.len()).then_some(position + 1);
         let point = candidates[i].point.as_ref().ok().map(|&p| &points[p]);
         let mut row: Vec<String> = vec![rank.map_or_else(String::new, |r| r.to_string())];
-        row.extend(swept_values(scenario, i).iter().map(Value::to_string));
+        row.extend(swept_at(scenario, i).iter().map(Value::to_string));
         if rank.is_some() {
             let estimate = Estimate::of(&race.entries[i].objective);
             let versus = race.versus(i, winner);
@@ -387,7 +376,7 @@ fn tune_csv(
         row.push(point.and_then(|p| p.policy.clone()).unwrap_or_default());
         let _ = out.write_record(&row);
     }
-    out.into_inner().unwrap_or_default()
+    csv_finish(out)
 }
 
 /// A value as TOML writes it: numbers bare, names and durations quoted, lists as arrays of strings.
@@ -460,7 +449,7 @@ fn recommendation(
         let _ = writeln!(text, "# effective policy: {policy}");
     }
     let _ = writeln!(text, "[client]");
-    let swept = swept_values(scenario, winner);
+    let swept = swept_at(scenario, winner);
     let client = scenario.settings.iter().filter(|s: &&Setting| s.spec.section == crate::params::Section::Client);
     for setting in client {
         let searched = scenario.sweep.iter().position(|axis| std::ptr::eq(axis.spec, setting.spec));

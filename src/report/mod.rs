@@ -23,6 +23,7 @@ pub(crate) use grouped_bars::draw_candidates;
 pub use manifest::{Manifest, RESULTS_FORMAT, sha256_hex};
 pub(crate) use paired::paired_table;
 pub use tables::format_number;
+pub(crate) use tables::{finish as csv_finish, writer as csv_writer};
 
 use crate::Error;
 use crate::scenario::{PlannedPoint, Scenario};

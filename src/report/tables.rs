@@ -20,11 +20,11 @@ pub fn format_number(x: f64) -> String {
     format!("{rounded}")
 }
 
-pub(super) fn writer() -> csv::Writer<Vec<u8>> {
+pub(crate) fn writer() -> csv::Writer<Vec<u8>> {
     csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new())
 }
 
-pub(super) fn finish(writer: csv::Writer<Vec<u8>>) -> Vec<u8> {
+pub(crate) fn finish(writer: csv::Writer<Vec<u8>>) -> Vec<u8> {
     // Writing into a Vec cannot fail.
     writer.into_inner().unwrap_or_default()
 }

@@ -37,9 +37,9 @@ pub use crate::error::{InputError, LineCol, Origin};
 pub use crate::time::parse_duration;
 pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
 pub use parts::PartOrigins;
-pub(crate) use plan::plan_one;
 pub(crate) use plan::point_of;
 pub use plan::{PlannedPoint, plan};
+pub(crate) use plan::{plan_one, swept_at};
 pub use tune::{MAX_BUDGET, TuneTable};
 
 use crate::model::ModelKind;

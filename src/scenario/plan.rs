@@ -54,15 +54,21 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
     (0..count).map(|index| plan_one(scenario, index)).collect()
 }
 
-/// The sweep point at `index` in canonical order, validated by its model.
-pub(crate) fn plan_one(scenario: &Scenario, index: usize) -> Result<PlannedPoint, InputError> {
-    // Mixed-radix decomposition of `index`, last axis fastest.
+/// The swept values of the point at `index` in canonical order: the mixed-radix digits of `index`, last axis
+/// fastest.
+pub(crate) fn swept_at(scenario: &Scenario, index: usize) -> Vec<Value> {
     let mut rest = index;
     let mut swept = vec![Value::Count(0); scenario.sweep.len()];
     for (slot, axis) in swept.iter_mut().zip(&scenario.sweep).rev() {
         *slot = axis.values[rest % axis.values.len()].clone();
         rest /= axis.values.len();
     }
+    swept
+}
+
+/// The sweep point at `index` in canonical order, validated by its model.
+pub(crate) fn plan_one(scenario: &Scenario, index: usize) -> Result<PlannedPoint, InputError> {
+    let swept = swept_at(scenario, index);
     let point = point_of(scenario, &swept);
     let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
     let policy = config.describe_policy(&point).map_err(|problem| locate(scenario, &swept, problem))?;
