@@ -20,6 +20,7 @@ mod clocks;
 mod config;
 #[cfg(test)]
 mod limiter_tests;
+mod outcome;
 mod params;
 mod run;
 #[cfg(test)]

@@ -7,6 +7,7 @@ use rand::RngExt;
 
 use super::clocks::Clocks;
 use super::config::{MAX_RETRY_AFTER, ServerConfig};
+use super::outcome::Outcome;
 use super::params::OnTimeout;
 use super::{metric, series};
 use crate::engine::{Model, RunSeeds, Scheduler, Stream, Streams, run};
@@ -16,7 +17,7 @@ use crate::model::trace::Tracer;
 use crate::model::verdict::Verdict;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, ClientClock, FailureKind, GiveUpReason, Response, RetryDecision, TokenBucket};
+use crate::policy::{BackoffMemory, ClientClock, FailureKind, GiveUpReason, RetryDecision, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, ThinkDraws};
 
@@ -74,60 +75,12 @@ pub(super) enum ServerEvent {
     ServiceDone { slot: u32, token: u32 },
     /// The server's answer reaches the client; `retry_after_us` is its Retry-After hint in µs (0: none).
     Answer { slot: u32, token: u32, outcome: Outcome, retry_after_us: u32 },
-    /// The client's per-attempt timer fires.
-    Timeout { slot: u32, token: u32 },
+    /// The earliest pending attempt timeout is due (see [`ServerRun::deadlines`]).
+    Timeouts,
     /// The client's backoff sleep ends.
     RetryDue { slot: u32 },
     /// The wait the client's limiter imposed on an admitted attempt ends: send it.
     AdmittedSend { slot: u32 },
-}
-
-/// What the server answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Outcome {
-    /// 200.
-    Success,
-    /// 503: the queue was full.
-    Overloaded,
-    /// 429: the rate limiter had no token.
-    Throttled,
-    /// 502 after service: a transient failure.
-    TransientError,
-    /// 400 after service, with a body saying an upstream is temporarily unavailable.
-    DisguisedTransient,
-    /// 422 after service: permanent.
-    Permanent,
-    /// The connection was reset: no status.
-    ConnectionReset,
-}
-
-impl Outcome {
-    /// A short name for traces.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Outcome::Success => "success",
-            Outcome::Overloaded => "overloaded",
-            Outcome::Throttled => "throttled",
-            Outcome::TransientError => "transient-error",
-            Outcome::DisguisedTransient => "disguised-transient",
-            Outcome::Permanent => "permanent-error",
-            Outcome::ConnectionReset => "connection-reset",
-        }
-    }
-
-    /// The response as a client's classifier sees it.
-    pub(super) fn response(self) -> Response {
-        let (status, transient_body) = match self {
-            Outcome::Success => (200, false),
-            Outcome::Overloaded => (503, true),
-            Outcome::Throttled => (429, true),
-            Outcome::TransientError => (502, true),
-            Outcome::DisguisedTransient => (400, true),
-            Outcome::Permanent => (422, false),
-            Outcome::ConnectionReset => (0, false),
-        };
-        Response { status, transient_body }
-    }
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -196,6 +149,12 @@ struct ServerRun<'a> {
     clocks: Clocks,
     /// New requests per second, for the request peak.
     offered_per_second: BucketCounter,
+    /// Attempts' timeout deadlines (deadline, slot, token) in sending order. The timeout is one fixed length, so
+    /// they come due in that order, and one engine timer armed for the front replaces a timer per attempt that
+    /// would stay queued after its attempt was answered.
+    deadlines: VecDeque<(SimTime, u32, u32)>,
+    /// A `Timeouts` event is pending (or being handled).
+    timer_armed: bool,
 }
 
 #[derive(Default)]
@@ -245,6 +204,8 @@ impl<'a> ServerRun<'a> {
             streams: Streams::new(seeds),
             think: ThinkDraws::new(seeds.seed_of(Stream::Think), &config.workload.arrivals),
             offered_per_second: BucketCounter::new(SimDuration::from_secs(1)),
+            deadlines: VecDeque::new(),
+            timer_armed: false,
         }
     }
 
@@ -338,7 +299,11 @@ impl<'a> ServerRun<'a> {
         let delay = self.config.network.sample(&mut self.streams.network);
         scheduler.schedule_in(delay, ServerEvent::AttemptArrives { slot, token });
         if let Some(timeout) = self.config.timeout {
-            scheduler.schedule_in(timeout, ServerEvent::Timeout { slot, token });
+            self.deadlines.push_back((scheduler.now() + timeout, slot, token));
+            if !self.timer_armed {
+                self.timer_armed = true;
+                scheduler.schedule_in(timeout, ServerEvent::Timeouts);
+            }
         }
     }
 
@@ -524,6 +489,43 @@ impl<'a> ServerRun<'a> {
         self.close_request(slot, scheduler);
     }
 
+    /// Times out every attempt whose deadline has come, then re-arms the timer for the next attempt still waited
+    /// for: deadlines of attempts already answered leave without an event.
+    fn timeouts_due(&mut self, scheduler: &mut Scheduler<ServerEvent>) {
+        // Retries sent from here push new deadlines; they must not arm a second timer.
+        self.timer_armed = true;
+        while let Some(&(deadline, slot, token)) = self.deadlines.front() {
+            if !self.is_current(slot, token) {
+                self.deadlines.pop_front();
+                continue;
+            }
+            if deadline > scheduler.now() {
+                return scheduler.schedule_at(deadline, ServerEvent::Timeouts);
+            }
+            self.deadlines.pop_front();
+            self.timeout(slot, token, scheduler);
+        }
+        self.timer_armed = false;
+    }
+
+    /// The timeout of attempt `token` of `slot`, which is still waited for.
+    fn timeout(&mut self, slot: u32, token: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        let now = scheduler.now();
+        self.last_activity = now;
+        self.counts.timeouts += 1;
+        if let Some(tracer) = &mut self.tracer {
+            let request = &self.requests[slot as usize];
+            tracer.end(request.client, now, request.failed_attempts + 1, "timeout", 0);
+        }
+        if self.cancels_on_timeout() && self.requests[slot as usize].queued_token == token {
+            self.requests[slot as usize].queued_token = 0;
+            self.dead_entries += 1;
+            self.leave_server(slot);
+            self.queue_levels.record(now, self.live_queue() as u32);
+        }
+        self.attempt_failed(slot, (FailureKind::Transient, None), CallOutcome::timeout, scheduler);
+    }
+
     fn finish(self, events: u64, end: SimTime) -> RunOutput {
         let counts = &self.counts;
         let ms = |nanos: f64| nanos / 1e6;
@@ -638,7 +640,9 @@ impl Model for ServerRun<'_> {
     fn handle(&mut self, event: ServerEvent, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
         let stale = match event {
-            ServerEvent::Answer { slot, token, .. } | ServerEvent::Timeout { slot, token } => !self.is_current(slot, token),
+            ServerEvent::Answer { slot, token, .. } => !self.is_current(slot, token),
+            // Counts as activity only if it times out an attempt still waited for (see `timeout`).
+            ServerEvent::Timeouts => true,
             _ => false,
         };
         if !stale {
@@ -765,22 +769,7 @@ impl Model for ServerRun<'_> {
                     self.close_request(slot, scheduler);
                 }
             }
-            ServerEvent::Timeout { slot, token } => {
-                if self.is_current(slot, token) {
-                    self.counts.timeouts += 1;
-                    if let Some(tracer) = &mut self.tracer {
-                        let request = &self.requests[slot as usize];
-                        tracer.end(request.client, now, request.failed_attempts + 1, "timeout", 0);
-                    }
-                    if self.cancels_on_timeout() && self.requests[slot as usize].queued_token == token {
-                        self.requests[slot as usize].queued_token = 0;
-                        self.dead_entries += 1;
-                        self.leave_server(slot);
-                        self.queue_levels.record(now, self.live_queue() as u32);
-                    }
-                    self.attempt_failed(slot, (FailureKind::Transient, None), CallOutcome::timeout, scheduler);
-                }
-            }
+            ServerEvent::Timeouts => self.timeouts_due(scheduler),
             ServerEvent::RetryDue { slot } => self.send_attempt(slot, scheduler),
             ServerEvent::AdmittedSend { slot } => self.dispatch(slot, scheduler),
         }
