@@ -94,6 +94,10 @@ pub enum Command {
         /// replicates, retrylab version or shard.
         #[arg(long)]
         resume: bool,
+        /// Refuse (exit 2) a plan whose estimated peak memory is above SIZE, e.g. 8GB or 512MiB [default: half the
+        /// machine's memory]. `retrylab validate` prints the estimate.
+        #[arg(long, value_name = "SIZE")]
+        max_memory: Option<String>,
     },
     /// Join the shard folders of a sharded run into one results folder (CSV and charts as one machine writes them).
     #[command(

@@ -103,6 +103,7 @@
 
 #![warn(unreachable_pub)]
 
+pub(crate) mod budget;
 pub mod commands;
 pub mod engine;
 mod error;

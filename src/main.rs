@@ -27,6 +27,7 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             shard_count,
             shard_by,
             resume,
+            max_memory,
             trace,
             trace_point,
             trace_replicate,
@@ -39,8 +40,20 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             }
             let threads = threads.map(usize::from);
             let shard = shard.map(|text| ShardSpec::from_argument(&text, shard_count, shard_by)).transpose()?;
-            let options =
-                RunOptions { scenarios, out, seed, replicates, threads, set, quiet, show, trace, shard, resume };
+            let options = RunOptions {
+                scenarios,
+                out,
+                seed,
+                replicates,
+                threads,
+                set,
+                quiet,
+                show,
+                trace,
+                shard,
+                resume,
+                max_memory,
+            };
             commands::run(&options, &mut stdout)
         }
         cli::Command::Validate { scenarios, set } => commands::validate(&scenarios, &set, &mut stdout),

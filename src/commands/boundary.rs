@@ -182,7 +182,7 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
         loop {
             let start = verdicts.len() as u32;
             let work = [PointWork { point: 0, replicates: (start..start + BATCH).collect() }];
-            let runs = run_work(&points, &work, settings, &|| {}, &|_| Ok(()))?;
+            let runs = run_work(&points, &work, settings, &|| {}, &|_, _| Ok(()))?.runs;
             for run in runs {
                 let stuck = run.output.metrics[stuck_index];
                 if stuck.is_nan() {

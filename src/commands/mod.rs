@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::Error;
+use crate::budget::{self, Bytes, MemoryEstimate};
 use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
@@ -50,6 +51,8 @@ pub struct RunOptions {
     pub shard: Option<ShardSpec>,
     /// Skip the points an interrupted earlier run of the same study already finished.
     pub resume: bool,
+    /// `--max-memory`: refuse a plan estimated to need more (a size such as `8GB`; `None`: half the machine's).
+    pub max_memory: Option<String>,
 }
 
 /// `--trace FILE --trace-point N --trace-replicate R`.
@@ -111,6 +114,7 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     if let Some(trace) = &options.trace {
         check_trace_request(trace, &jobs)?;
     }
+    check_memory(&jobs, options)?;
     if options.resume {
         for (scenario, points, out) in &jobs {
             let (dir, record) = sharded::checkpoint(scenario, points, out, options);
@@ -128,6 +132,35 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
         if options.show {
             let _ = writeln!(stdout);
             show(std::slice::from_ref(out), &report::terminal::View::for_stdout(), stdout)?;
+        }
+    }
+    Ok(())
+}
+
+/// Refuses, before anything runs or is written, a plan whose estimated peak memory is above `--max-memory`.
+fn check_memory(jobs: &[(Scenario, Vec<PlannedPoint>, PathBuf)], options: &RunOptions) -> Result<(), Error> {
+    let limit = match &options.max_memory {
+        Some(text) => {
+            Some(budget::parse_size(text).map_err(|problem| Error::Usage(format!("--max-memory: {problem}")))?)
+        }
+        None => budget::default_limit(),
+    };
+    let Some(limit) = limit else { return Ok(()) };
+    let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
+    for (scenario, points, _) in jobs {
+        let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
+        let owned: Vec<&PlannedPoint> =
+            shard.work(points.len(), scenario.replicates).iter().map(|share| &points[share.point]).collect();
+        let estimate = MemoryEstimate::of(scenario, &owned, threads);
+        if estimate.peak_bytes > limit {
+            let whose = if options.max_memory.is_some() { "" } else { " (the default: half of this machine's memory)" };
+            return Err(Error::Usage(format!(
+                "{}: this plan needs {estimate}.\nThat is more than --max-memory {}{whose}. To need less: {}; or raise \
+                 --max-memory if the machine has room.",
+                scenario.display_path(),
+                Bytes(limit),
+                estimate.advice()
+            )));
         }
     }
     Ok(())
@@ -194,7 +227,7 @@ fn write_trace(
     let run_settings = crate::model::RunSettings {
         seeds,
         bucket: settings.timeline_bucket,
-        max_events: settings.max_events_per_run,
+        max_events: crate::model::event_cap(settings.max_events_per_run, &point.config),
         trace: true,
     };
     let output = point.config.simulate(run_settings);
@@ -263,6 +296,9 @@ pub fn validate(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) -> Re
             points.len(),
             scenario.replicates
         );
+        let threads = rayon::current_num_threads();
+        let estimate = MemoryEstimate::of(&scenario, &points.iter().collect::<Vec<_>>(), threads);
+        let _ = writeln!(stdout, "  memory on {threads} threads: {estimate}");
     }
     Ok(())
 }

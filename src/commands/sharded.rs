@@ -11,13 +11,14 @@ use std::time::Instant;
 
 use super::{RunOptions, default_out_dir, progress_bar};
 use crate::Error;
+use crate::budget::{self, Bytes, MemoryEstimate};
 use crate::report::{self, RunInfo, atomic};
 use crate::scenario::{PlannedPoint, Scenario};
 use crate::shard::folder::STUDY_FILE;
 use crate::shard::folder::StudyRecord;
 use crate::shard::merge::{find_shard_folders, merge as merge_shards};
 use crate::shard::{CHECKPOINT_DIR, ShardFolder, ShardManifest, ShardSpec, Study};
-use crate::sweep::{PointWork, Run, SweepSettings, run_work};
+use crate::sweep::{PointTimelines, PointWork, Run, SweepSettings, run_work};
 
 /// Runs one scenario's sweep, or its shard's part (`options.shard`), into `out` (the results folder, or the shard
 /// folder).
@@ -30,8 +31,8 @@ pub(super) fn run_one(
 ) -> Result<(), Error> {
     let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
     let (folder_dir, record) = checkpoint(scenario, points, out, options);
-    let (folder, mut runs) = ShardFolder::open(&folder_dir, record, options.resume, points, scenario.model)?;
-    let done: HashSet<usize> = runs.iter().map(|run| run.point).collect();
+    let (folder, mut swept) = ShardFolder::open(&folder_dir, record, options.resume, points, scenario.model)?;
+    let done: HashSet<usize> = swept.runs.iter().map(|run| run.point).collect();
     let owned = shard.work(points.len(), scenario.replicates);
     if options.resume && !options.quiet {
         let _ = match done.len() {
@@ -61,20 +62,28 @@ pub(super) fn run_one(
     let bar = progress_bar(total, &label, options.quiet);
     let started = Instant::now();
     let settings = SweepSettings::for_scenario(scenario, options.threads);
-    let save = |point_runs: &[Run]| folder.save_point(&points[point_runs[0].point], point_runs);
+    let save = |point_runs: &[Run], timelines: &PointTimelines| {
+        folder.save_point(&points[point_runs[0].point], point_runs, timelines)
+    };
     let fresh = run_work(points, &work, settings, &|| bar.inc(1), &save)?;
     bar.finish_and_clear();
     let elapsed_s = started.elapsed().as_secs_f64();
     let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
-    let timing = match fresh.len() {
+    let timing = match fresh.runs.len() {
         0 => "all stored already".to_owned(),
         ran => format!(
             "{ran} simulated now in {elapsed_s:.2} s, {:.1} M events/s on {threads} threads",
-            fresh.iter().map(|run| run.output.events).sum::<u64>() as f64 / elapsed_s.max(1e-9) / 1e6
+            fresh.runs.iter().map(|run| run.output.events).sum::<u64>() as f64 / elapsed_s.max(1e-9) / 1e6
         ),
     };
-    runs.extend(fresh);
-    runs.sort_by_key(|run| (run.point, run.replicate));
+    let owned_points: Vec<&PlannedPoint> = owned.iter().map(|share| &points[share.point]).collect();
+    let estimate = MemoryEstimate::of(scenario, &owned_points, threads);
+    let timing = match budget::peak_resident() {
+        Some(peak) => format!("{timing}; peak memory {}, estimated {}", Bytes(peak), Bytes(estimate.peak_bytes)),
+        None => timing,
+    };
+    swept.absorb(fresh);
+    let runs = &swept.runs;
     let truncated = runs.iter().filter(|run| run.output.truncated).count();
     warn_truncated(scenario, truncated, runs.len());
     if let Some(shard) = options.shard {
@@ -101,9 +110,9 @@ pub(super) fn run_one(
         }
         return Ok(());
     }
-    let aggregate = report::aggregate(scenario.model, points.len(), &runs);
+    let aggregate = report::aggregate_swept(scenario.model, &swept);
     let info = RunInfo { threads, elapsed_s, overrides: options.set.clone(), shards: None };
-    let written = report::write_results(scenario, points, &runs, &aggregate, &info, out)?;
+    let written = report::write_results(scenario, points, runs, &aggregate, &info, out)?;
     folder.remove()?;
     if !options.quiet {
         let _ = writeln!(
@@ -134,10 +143,12 @@ pub(super) fn checkpoint(
 
 fn warn_truncated(scenario: &Scenario, truncated: usize, runs: usize) {
     if truncated > 0 {
+        let cap = scenario.max_events_per_run.map_or("its default".to_owned(), |cap| cap.to_string());
         eprintln!(
-            "warning: {}: {truncated} of {runs} runs stopped at max_events_per_run = {} with work still pending (an \
-             unstable system?); their metrics cover only the simulated part, and runs.csv marks them truncated = 1",
-            scenario.name, scenario.max_events_per_run
+            "warning: {}: {truncated} of {runs} runs stopped at max_events_per_run = {cap} with work still pending \
+             (an unstable system?); their metrics cover only the simulated part, and runs.csv marks them truncated = \
+             1",
+            scenario.name
         );
     }
 }
@@ -159,10 +170,10 @@ pub fn merge(dirs: &[PathBuf], out: Option<&Path>, quiet: bool, stdout: &mut dyn
     }
     let folders = find_shard_folders(dirs)?;
     let merged = merge_shards(&folders)?;
-    let (scenario, points, runs) = (&merged.scenario, &merged.points, &merged.runs);
+    let (scenario, points, runs) = (&merged.scenario, &merged.points, &merged.swept.runs);
     let out = out.map_or_else(|| default_out_dir(scenario), Path::to_owned);
     not_a_shard_folder(&out)?;
-    let aggregate = report::aggregate(scenario.model, points.len(), runs);
+    let aggregate = report::aggregate_swept(scenario.model, &merged.swept);
     atomic::ensure_writable_dir(&out)?;
     let manifests = merged.shards.iter().map(|(_, manifest)| manifest);
     let info = RunInfo {

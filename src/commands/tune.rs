@@ -188,7 +188,7 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
             })
             .filter(|work| !work.replicates.is_empty())
             .collect();
-        let runs = run_work(&points, &work, settings, &|| bar.inc(1), &|_| Ok(()))?;
+        let runs = run_work(&points, &work, settings, &|| bar.inc(1), &|_, _| Ok(()))?.runs;
         fresh += runs.len() as u64;
         for run in runs {
             stored.insert(key(candidate_of[run.point], run.replicate), run.output.metrics);
@@ -519,7 +519,7 @@ impl Checkpoint {
             model.name(),
             settings.master_seed,
             settings.timeline_bucket.as_nanos(),
-            settings.max_events_per_run,
+            settings.max_events_per_run.map_or("default".to_owned(), |cap| cap.to_string()),
             metrics.join(",")
         )
     }

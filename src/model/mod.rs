@@ -90,8 +90,17 @@ pub struct RunSettings {
     pub trace: bool,
 }
 
-/// The default cap on events per run.
+/// The default cap on events per run, for runs of up to [`DEFAULT_MAX_EVENTS`] / [`EVENTS_PER_RECORD`] clients.
 pub const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
+/// Beyond that, the default cap grows with the run's clients (its [`Footprint`] records): a herd of ten million
+/// needs about 18 events per client.
+pub const EVENTS_PER_RECORD: u64 = 100;
+
+/// The cap on events of a run of `config`: the scenario's `max_events_per_run` if it sets one, else
+/// [`DEFAULT_MAX_EVENTS`] or [`EVENTS_PER_RECORD`] per record, whichever is larger.
+pub fn event_cap(explicit: Option<u64>, config: &ModelConfig) -> u64 {
+    explicit.unwrap_or_else(|| DEFAULT_MAX_EVENTS.max(config.footprint().records.saturating_mul(EVENTS_PER_RECORD)))
+}
 
 impl RunSettings {
     /// Settings with one seed for the world and the policy (tests, and runs outside a sweep).
@@ -166,6 +175,23 @@ pub(crate) trait SimModel {
     fn describe_policy(_point: &Point, _config: &Self::Config) -> Result<Option<String>, ParamError> {
         Ok(None)
     }
+
+    /// What one run of `config` holds in memory, for the plan's estimate (see [`Footprint`]).
+    fn footprint(_config: &Self::Config) -> Footprint {
+        Footprint::default()
+    }
+}
+
+/// What one run holds in memory besides its timeline, roughly, for the plan's estimate (`src/budget.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Footprint {
+    /// The simulated time the timeline reaches, when the configuration fixes it; `None` for a burst, which ends
+    /// when its last client is done.
+    pub horizon: Option<SimDuration>,
+    /// Records alive at once at the peak: clients, requests in flight, stations.
+    pub records: u64,
+    /// Bytes per record, its share of pending events included.
+    pub bytes_per_record: u64,
 }
 
 /// Declares a model's output columns once. `metrics! { CALLS = "calls" (Count): "help", … }` (a unit of
@@ -253,6 +279,11 @@ macro_rules! register_models {
             pub fn metrics(self) -> &'static [MetricSpec] {
                 match self { $(ModelKind::$variant => $module::metric::SPECS),+ }
             }
+            /// The index of the model's first outcome metric (1 or 0 per run), which splits a point's timelines
+            /// when its runs disagree.
+            pub fn outcome_metric(self) -> Option<usize> {
+                self.metrics().iter().position(|spec| spec.unit == Unit::Outcome)
+            }
             /// The index constants of the model's metrics and timeline series, as (name, value).
             #[cfg(test)]
             pub(crate) fn index_constants(self) -> [&'static [(&'static str, usize)]; 2] {
@@ -279,6 +310,11 @@ macro_rules! register_models {
         }
 
         impl ModelConfig {
+            /// The model this configures.
+            pub fn kind(&self) -> ModelKind {
+                match &self.0 { $(Configured::$variant(_) => ModelKind::$variant),+ }
+            }
+
             pub fn simulate(&self, run: RunSettings) -> RunOutput {
                 match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::simulate(config, run)),+ }
             }
@@ -292,6 +328,11 @@ macro_rules! register_models {
             /// [`SimModel::describe_policy`]).
             pub fn describe_policy(&self, point: &Point) -> Result<Option<String>, ParamError> {
                 match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::describe_policy(point, config)),+ }
+            }
+
+            /// What one run of this configuration holds in memory besides its timeline.
+            pub(crate) fn footprint(&self) -> Footprint {
+                match &self.0 { $(Configured::$variant(config) => <$module::$model as SimModel>::footprint(config)),+ }
             }
 
             /// What a trace's span owner is: a client, a station, a request.

@@ -12,7 +12,7 @@ use rand_distr::{Distribution, Normal};
 use super::client;
 use super::distributions;
 use super::trace::Tracer;
-use super::{RunOutput, RunSettings, SimModel};
+use super::{Footprint, RunOutput, RunSettings, SimModel};
 use crate::engine::{Model, RunSeeds, Scheduler, SimRng, Stream, run};
 use crate::metrics::BucketCounter;
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
@@ -117,6 +117,10 @@ impl SimModel for Occ {
         Ok(Some(config.retry.to_string()))
     }
 
+    fn footprint(config: &OccConfig) -> Footprint {
+        Footprint { horizon: None, records: u64::from(config.clients), bytes_per_record: BYTES_PER_CLIENT }
+    }
+
     fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {
         if run_settings.trace { simulate_with::<true>(config, run_settings) } else { simulate_with::<false>(config, run_settings) }
     }
@@ -153,6 +157,9 @@ pub(crate) enum OccEvent {
     /// The WRITE's reply reaches the client: success or conflict.
     WriteReply { client: u32, succeeded: bool },
 }
+
+/// Memory per client: its state and two pending events, each counted twice for the slack of growing buffers.
+const BYTES_PER_CLIENT: u64 = (size_of::<ClientState>() + 2 * 2 * size_of::<(u64, OccEvent)>()) as u64;
 
 #[derive(Clone, Copy, Default)]
 struct ClientState {

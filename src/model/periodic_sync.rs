@@ -18,7 +18,7 @@
 use rand::RngExt;
 
 use super::trace::{MAX_TRACE_SPANS, Span};
-use super::{RunOutput, RunSettings, SimModel};
+use super::{Footprint, RunOutput, RunSettings, SimModel};
 use crate::engine::{Model, Scheduler, SimRng, Stream, run};
 use crate::metrics::{BucketCounter, BucketMax};
 use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value, choices};
@@ -161,6 +161,10 @@ impl SimModel for PeriodicSync {
             start: point.choice_of("start")?,
             duration,
         })
+    }
+
+    fn footprint(config: &PeriodicSyncConfig) -> Footprint {
+        Footprint { horizon: Some(config.duration), records: u64::from(config.nodes), bytes_per_record: 256 }
     }
 
     fn simulate(config: &PeriodicSyncConfig, settings: RunSettings) -> RunOutput {

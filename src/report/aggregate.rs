@@ -1,37 +1,20 @@
 //! Replicates folded into per-point estimates and mean timelines.
 
 use crate::metrics::LatencyHistogram;
-use crate::model::{ModelKind, Unit};
+use crate::model::ModelKind;
 use crate::stats::Estimate;
-use crate::sweep::Run;
+use crate::sweep::{PointTimelines, Run, Swept};
 
-/// The bucket-major mean of `runs`' timelines (a run with fewer buckets counts 0 in the missing ones).
-fn mean_timeline<'a>(runs: impl Iterator<Item = &'a Run> + Clone, series: usize) -> Vec<f64> {
-    let buckets = runs.clone().map(|run| run.output.timeline.len() / series).max().unwrap_or(0);
-    let mut mean = vec![0.0; buckets * series];
-    let mut count = 0_u32;
-    for run in runs {
-        count += 1;
-        for (slot, value) in mean.iter_mut().zip(&run.output.timeline) {
-            *slot += value;
-        }
-    }
-    let replicates = f64::from(count.max(1));
-    mean.iter_mut().for_each(|slot| *slot /= replicates);
-    mean
-}
-
-/// The groups of `runs` by their value of outcome `metric`, when both values occur (runs where it is undefined
-/// belong to neither); empty when every run agrees.
-fn split_by_outcome(runs: &[Run], metric: usize, name: &str, series: usize) -> Vec<OutcomeGroup> {
-    let with = |value: f64| runs.iter().filter(move |run| run.output.metrics[metric] == value);
-    let (yes, no) = (with(1.0).count(), with(0.0).count());
-    if yes == 0 || no == 0 {
+/// The groups of a point's runs by their value of the outcome metric `name`, when both values occur (runs where
+/// it is undefined belong to neither); empty when every run agrees.
+fn split_by_outcome(timelines: &PointTimelines, name: &str) -> Vec<OutcomeGroup> {
+    let [yes, no, _] = &timelines.by_outcome;
+    if yes.runs == 0 || no.runs == 0 {
         return Vec::new();
     }
     vec![
-        OutcomeGroup { label: name.to_owned(), runs: yes, timeline: mean_timeline(with(1.0), series) },
-        OutcomeGroup { label: format!("not {name}"), runs: no, timeline: mean_timeline(with(0.0), series) },
+        OutcomeGroup { label: name.to_owned(), runs: yes.runs as usize, timeline: yes.mean() },
+        OutcomeGroup { label: format!("not {name}"), runs: no.runs as usize, timeline: no.mean() },
     ]
 }
 
@@ -66,19 +49,23 @@ pub struct Aggregate {
     pub highlights: Vec<Vec<(f64, f64)>>,
 }
 
-/// Folds `runs` (ordered by point, then replicate) into per-point results.
+/// Folds `runs` (ordered by point, then replicate, each with its whole timeline) into per-point results.
 pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregate {
+    aggregate_swept(model, &Swept::from_runs(model, point_count, runs.to_vec()))
+}
+
+/// Folds a sweep's runs (ordered by point, then replicate) and its timelines into per-point results.
+pub fn aggregate_swept(model: ModelKind, swept: &Swept) -> Aggregate {
+    let (runs, point_count) = (&swept.runs, swept.timelines.len());
     let specs = model.metrics();
-    let series = model.timeline_series().len().max(1);
     let mut summary = Vec::with_capacity(point_count);
     let mut timelines = Vec::with_capacity(point_count);
     let mut outcome_groups = Vec::with_capacity(point_count);
-    // The first metric that is an outcome (1 or 0 per run) splits a point's timelines when its runs disagree.
-    let outcome = specs.iter().position(|spec| spec.unit == Unit::Outcome);
+    let outcome = model.outcome_metric();
     let mut latency = Vec::with_capacity(point_count);
     let mut highlights = Vec::with_capacity(point_count);
     let mut values = Vec::new();
-    for point in 0..point_count {
+    for (point, point_timelines) in swept.timelines.iter().enumerate() {
         let start = runs.partition_point(|run| run.point < point);
         let end = runs.partition_point(|run| run.point <= point);
         let point_runs = &runs[start..end];
@@ -93,9 +80,9 @@ pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregat
                 })
                 .collect(),
         );
-        timelines.push(mean_timeline(point_runs.iter(), series));
+        timelines.push(point_timelines.all().mean());
         outcome_groups.push(match outcome {
-            Some(metric) => split_by_outcome(point_runs, metric, specs[metric].name, series),
+            Some(metric) => split_by_outcome(point_timelines, specs[metric].name),
             None => Vec::new(),
         });
         let mut merged: Option<LatencyHistogram> = None;

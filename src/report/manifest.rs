@@ -90,7 +90,11 @@ impl Manifest {
             swept: scenario.sweep.iter().map(|axis| axis.name).collect(),
             timeline_bucket: scenario.timeline_bucket.to_string(),
             events: aggregate.events,
-            max_events_per_run: scenario.max_events_per_run,
+            max_events_per_run: points
+                .iter()
+                .map(|point| crate::model::event_cap(scenario.max_events_per_run, &point.config))
+                .max()
+                .unwrap_or(crate::model::DEFAULT_MAX_EVENTS),
             truncated_runs: aggregate.truncated_runs,
             elapsed_s: info.elapsed_s,
             command_line: std::env::args().collect(),

@@ -18,7 +18,7 @@ pub(crate) mod trace;
 
 use std::path::{Path, PathBuf};
 
-pub use aggregate::{Aggregate, aggregate};
+pub use aggregate::{Aggregate, aggregate, aggregate_swept};
 pub(crate) use grouped_bars::draw_candidates;
 pub use manifest::{Manifest, RESULTS_FORMAT, sha256_hex};
 pub(crate) use paired::paired_table;

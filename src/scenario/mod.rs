@@ -63,8 +63,8 @@ pub struct Scenario {
     pub replicates: u32,
     pub timeline_bucket: SimDuration,
     /// Events after which a run stops and is reported as truncated (a guard against retry storms that never
-    /// drain).
-    pub max_events_per_run: u64,
+    /// drain); `None`: [`crate::model::event_cap`]'s default, which grows with the clients.
+    pub max_events_per_run: Option<u64>,
     /// One entry per model parameter, in the model's declaration order.
     pub settings: Vec<Setting>,
     /// Swept parameters, outermost first.

@@ -55,7 +55,7 @@ pub(super) fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), Input
         "timeline_bucket" => scenario.timeline_bucket = parse_bucket(value.get_ref()).map_err(|why| bad(&why))?,
         "max_events_per_run" => {
             scenario.max_events_per_run =
-                parse_event_cap(value.get_ref()).ok_or_else(|| bad("expected a whole number ≥ 1000"))?
+                Some(parse_event_cap(value.get_ref()).ok_or_else(|| bad("expected a whole number ≥ 1000"))?)
         }
         "name" => scenario.name = string()?,
         "description" => scenario.description = string()?,

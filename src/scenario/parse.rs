@@ -136,9 +136,11 @@ pub(super) fn parse(path: &Path, source: String) -> Result<Scenario, InputError>
     };
 
     let max_events_per_run = match find(root, "max_events_per_run") {
-        None => crate::model::DEFAULT_MAX_EVENTS,
-        Some(value) => parse_event_cap(value.get_ref())
-            .ok_or_else(|| at.error(value.span(), "max_events_per_run", "expected a whole number ≥ 1000"))?,
+        None => None,
+        Some(value) => Some(
+            parse_event_cap(value.get_ref())
+                .ok_or_else(|| at.error(value.span(), "max_events_per_run", "expected a whole number ≥ 1000"))?,
+        ),
     };
     let model_value = find(root, "model").ok_or_else(|| {
         at.error(

@@ -2,20 +2,21 @@
 //! numbers the unsharded run would have (CSV rounding happens only after aggregation, so the raw values must
 //! survive: every f64 round-trips bit for bit).
 //!
-//! Layout (integers are LEB128 varints unless marked): magic `RLPOINT1`; the study fingerprint (32 bytes); point
+//! Layout (integers are LEB128 varints unless marked): magic `RLPOINT2`; the study fingerprint (32 bytes); point
 //! index; point hash (u64 LE); run count; per run: replicate, seed (u64 LE), flags (bit 0 truncated, bit 1 has
-//! latency), events, metrics, timeline, latency histogram, highlights; last, the SHA-256 of everything before it.
-//! A value is `2·v` for a non-negative whole `v < 2^53` (timelines are mostly counts, so mostly one byte), else `1`
-//! followed by the f64's bits (u64 LE).
+//! latency), events, metrics, latency histogram, highlights; then the point's timelines summed by outcome (three
+//! groups of: runs, length, and each sum as its high and low 64 bits); last, the SHA-256 of everything before it.
+//! A metric is `2·v` for a non-negative whole `v < 2^53`, else `1` followed by the f64's bits (u64 LE); a sum of
+//! counts has low bits 0, so it takes one byte plus its count's.
 
 use sha2::{Digest, Sha256};
 
 use crate::metrics::SparseHistogram;
 use crate::model::RunOutput;
-use crate::sweep::Run;
+use crate::sweep::{PointTimelines, Run, TimelineSum};
 use crate::time::SimTime;
 
-const MAGIC: &[u8; 8] = b"RLPOINT1";
+const MAGIC: &[u8; 8] = b"RLPOINT2";
 const DIGEST_BYTES: usize = 32;
 const TRUNCATED: u8 = 1;
 const HAS_LATENCY: u8 = 2;
@@ -28,13 +29,21 @@ pub struct PointRecord {
     pub fingerprint: [u8; 32],
     pub point: usize,
     pub point_hash: u64,
-    /// Ordered by replicate; `Run::point` is `point`.
+    /// Ordered by replicate; `Run::point` is `point`; their timelines are in `timelines`.
     pub runs: Vec<Run>,
+    pub timelines: PointTimelines,
 }
 
-/// Encodes `runs` (all of `point`) with their study's fingerprint.
-pub fn encode(fingerprint: &[u8; 32], point: usize, point_hash: u64, runs: &[Run]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256 + runs.iter().map(|run| run.output.timeline.len()).sum::<usize>());
+/// Encodes `runs` (all of `point`, their timelines summed in `timelines`) with their study's fingerprint.
+pub fn encode(
+    fingerprint: &[u8; 32],
+    point: usize,
+    point_hash: u64,
+    runs: &[Run],
+    timelines: &PointTimelines,
+) -> Vec<u8> {
+    let mut out =
+        Vec::with_capacity(256 + 3 * timelines.by_outcome.iter().map(|group| group.sums.len()).sum::<usize>());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(fingerprint);
     put_varint(&mut out, point as u64);
@@ -49,7 +58,6 @@ pub fn encode(fingerprint: &[u8; 32], point: usize, point_hash: u64, runs: &[Run
         out.push(flags);
         put_varint(&mut out, output.events);
         put_values(&mut out, &output.metrics);
-        put_values(&mut out, &output.timeline);
         if let Some(latency) = &output.latency {
             let (entries, total, sum_nanos) = latency.parts();
             put_varint(&mut out, entries.len() as u64);
@@ -64,6 +72,14 @@ pub fn encode(fingerprint: &[u8; 32], point: usize, point_hash: u64, runs: &[Run
         for (start, end) in &output.highlights {
             put_varint(&mut out, start.as_nanos());
             put_varint(&mut out, end.as_nanos());
+        }
+    }
+    for group in &timelines.by_outcome {
+        put_varint(&mut out, u64::from(group.runs));
+        put_varint(&mut out, group.sums.len() as u64);
+        for &sum in &group.sums {
+            put_varint(&mut out, ((sum as u128) >> 64) as u64);
+            put_varint(&mut out, sum as u64);
         }
     }
     let digest = Sha256::digest(&out);
@@ -92,7 +108,6 @@ pub fn decode(bytes: &[u8]) -> Result<PointRecord, String> {
         let flags = reader.take(1)?[0];
         let events = reader.varint()?;
         let metrics = reader.values()?;
-        let timeline = reader.values()?;
         let latency = if flags & HAS_LATENCY != 0 {
             let entries = (0..reader.count()?)
                 .map(|_| Ok((u32::try_from(reader.varint()?).map_err(|_| "bucket out of range")?, reader.varint()?)))
@@ -108,7 +123,7 @@ pub fn decode(bytes: &[u8]) -> Result<PointRecord, String> {
             .collect::<Result<Vec<_>, String>>()?;
         let output = RunOutput {
             metrics,
-            timeline,
+            timeline: Vec::new(),
             events,
             truncated: flags & TRUNCATED != 0,
             latency,
@@ -117,10 +132,18 @@ pub fn decode(bytes: &[u8]) -> Result<PointRecord, String> {
         };
         runs.push(Run { point, replicate, seed, output });
     }
-    if !reader.bytes.is_empty() {
-        return Err("has bytes after its last run".into());
+    let mut timelines = PointTimelines::default();
+    for group in &mut timelines.by_outcome {
+        let runs = u32::try_from(reader.varint()?).map_err(|_| "run count out of range")?;
+        let sums = (0..reader.count()?)
+            .map(|_| Ok((u128::from(reader.varint()?) << 64 | u128::from(reader.varint()?)) as i128))
+            .collect::<Result<Vec<_>, String>>()?;
+        *group = TimelineSum { runs, sums };
     }
-    Ok(PointRecord { fingerprint, point, point_hash, runs })
+    if !reader.bytes.is_empty() {
+        return Err("has bytes after its timelines".into());
+    }
+    Ok(PointRecord { fingerprint, point, point_hash, runs, timelines })
 }
 
 fn put_varint(out: &mut Vec<u8>, mut value: u64) {
@@ -195,6 +218,13 @@ mod tests {
     use crate::metrics::LatencyHistogram;
     use crate::time::SimDuration;
 
+    fn sample_timelines() -> PointTimelines {
+        let mut timelines = PointTimelines::default();
+        timelines.by_outcome[0] = TimelineSum { runs: 2, sums: vec![0, 3 << 64, -1, i128::MAX, i128::MIN, 1] };
+        timelines.by_outcome[2] = TimelineSum { runs: 1, sums: Vec::new() };
+        timelines
+    }
+
     fn sample_runs() -> Vec<Run> {
         let mut histogram = LatencyHistogram::default();
         for ms in [1, 5, 5, 120, 40_000] {
@@ -208,7 +238,7 @@ mod tests {
                 seed: u64::MAX - 5,
                 output: RunOutput {
                     metrics: odd_values.clone(),
-                    timeline: vec![0.0, 3.0, 200.0, 0.5, 70_000.0],
+                    timeline: Vec::new(),
                     events: 123_456_789,
                     truncated: true,
                     latency: Some(histogram.sparse()),
@@ -236,15 +266,15 @@ mod tests {
     #[test]
     fn every_value_round_trips_bit_for_bit() {
         let runs = sample_runs();
-        let bytes = encode(&[9; 32], 7, 0xdead_beef_0123_4567, &runs);
+        let bytes = encode(&[9; 32], 7, 0xdead_beef_0123_4567, &runs, &sample_timelines());
         let record = decode(&bytes).unwrap();
+        assert_eq!(record.timelines, sample_timelines());
         assert_eq!((record.fingerprint, record.point, record.point_hash), ([9; 32], 7, 0xdead_beef_0123_4567));
         assert_eq!(record.runs.len(), runs.len());
         for (got, want) in record.runs.iter().zip(&runs) {
             assert_eq!((got.point, got.replicate, got.seed), (want.point, want.replicate, want.seed));
             let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&got.output.metrics), bits(&want.output.metrics));
-            assert_eq!(bits(&got.output.timeline), bits(&want.output.timeline));
             assert_eq!(got.output.events, want.output.events);
             assert_eq!(got.output.truncated, want.output.truncated);
             assert_eq!(got.output.latency, want.output.latency);
@@ -253,17 +283,20 @@ mod tests {
     }
 
     #[test]
-    fn counts_take_one_byte_each() {
-        let mut run = sample_runs().remove(1);
-        run.output.metrics.clear();
-        let empty = encode(&[0; 32], 0, 0, std::slice::from_ref(&run)).len();
-        run.output.timeline = vec![3.0; 1000];
-        assert_eq!(encode(&[0; 32], 0, 0, std::slice::from_ref(&run)).len(), empty + 1000 + 1);
+    fn summed_counts_take_two_bytes_each() {
+        let run = sample_runs().remove(1);
+        let mut timelines = PointTimelines::default();
+        let empty = encode(&[0; 32], 0, 0, std::slice::from_ref(&run), &timelines).len();
+        let mut output = run.output.clone();
+        output.timeline = vec![3.0; 1000];
+        timelines.add(&output, None);
+        // The length takes one byte more; each sum of counts, two (its count, and low bits 0).
+        assert_eq!(encode(&[0; 32], 0, 0, std::slice::from_ref(&run), &timelines).len(), empty + 2000 + 1);
     }
 
     #[test]
     fn damage_is_detected_not_misread() {
-        let bytes = encode(&[1; 32], 3, 4, &sample_runs());
+        let bytes = encode(&[1; 32], 3, 4, &sample_runs(), &sample_timelines());
         for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
             assert!(decode(&bytes[..cut]).is_err(), "cut at {cut}");
         }

@@ -18,7 +18,7 @@ use crate::Error;
 use crate::model::ModelKind;
 use crate::report::{atomic, sha256_hex};
 use crate::scenario::{PlannedPoint, Scenario};
-use crate::sweep::Run;
+use crate::sweep::{PointTimelines, Run, Swept};
 
 /// Where an unsharded run keeps its finished points until its results are written (inside its output folder).
 pub const CHECKPOINT_DIR: &str = ".retrylab-checkpoint";
@@ -169,7 +169,7 @@ impl ShardFolder {
         resume: bool,
         points: &[PlannedPoint],
         model: ModelKind,
-    ) -> Result<(ShardFolder, Vec<Run>), Error> {
+    ) -> Result<(ShardFolder, Swept), Error> {
         atomic::ensure_writable_dir(&dir.join(POINTS_DIR))?;
         let lock = lock(dir)?;
         if resume {
@@ -179,11 +179,15 @@ impl ShardFolder {
         let folder = ShardFolder { dir: dir.to_owned(), record, fingerprint, _lock: lock };
         remove_file_if_present(&dir.join(MANIFEST_FILE))?;
         atomic::remove_temporary_files(&dir.join(POINTS_DIR));
-        let mut runs = Vec::new();
+        let mut stored = Swept { runs: Vec::new(), timelines: vec![PointTimelines::default(); points.len()] };
         if resume {
             for path in point_files(dir)? {
-                runs.extend(folder.reusable_runs(&path, points, model)?);
+                if let Some(record) = folder.reusable_point(&path, points, model)? {
+                    stored.runs.extend(record.runs);
+                    stored.timelines[record.point].merge(&record.timelines);
+                }
             }
+            stored.runs.sort_by_key(|run| (run.point, run.replicate));
         } else {
             let earlier = point_files(dir)?;
             if !earlier.is_empty() {
@@ -196,17 +200,22 @@ impl ShardFolder {
             earlier.iter().try_for_each(|path| remove_file_if_present(path))?;
         }
         atomic::write_atomic(&dir.join(STUDY_FILE), &to_json(&folder.record))?;
-        Ok((folder, runs))
+        Ok((folder, stored))
     }
 
-    /// The runs of the point file at `path` if they can be reused: empty (with a warning) when the file is damaged
-    /// or does not fit the plan; an error when it belongs to another study.
-    fn reusable_runs(&self, path: &Path, points: &[PlannedPoint], model: ModelKind) -> Result<Vec<Run>, Error> {
+    /// The point file at `path` if its runs can be reused: `None` (with a warning) when the file is damaged or does
+    /// not fit the plan; an error when it belongs to another study.
+    fn reusable_point(
+        &self,
+        path: &Path,
+        points: &[PlannedPoint],
+        model: ModelKind,
+    ) -> Result<Option<PointRecord>, Error> {
         let stored = match fs::read(path).map_err(|e| e.to_string()).and_then(|bytes| codec::decode(&bytes)) {
             Ok(stored) => stored,
             Err(problem) => {
                 eprintln!("warning: {}: {problem}; running its point again", path.display());
-                return Ok(Vec::new());
+                return Ok(None);
             }
         };
         if stored.fingerprint != self.fingerprint {
@@ -224,17 +233,17 @@ impl ShardFolder {
                 .or_else(|| (point_path(&self.dir, point) != path).then(|| "its name is not its point's".to_owned())),
         };
         match problem {
-            None => Ok(stored.runs),
+            None => Ok(Some(stored)),
             Some(problem) => {
                 eprintln!("warning: {}: {problem}; ignoring it", path.display());
-                Ok(Vec::new())
+                Ok(None)
             }
         }
     }
 
-    /// Stores one point's finished runs atomically.
-    pub fn save_point(&self, point: &PlannedPoint, runs: &[Run]) -> Result<(), Error> {
-        let bytes = codec::encode(&self.fingerprint, point.index, point.hash, runs);
+    /// Stores one point's finished runs and their summed timelines atomically.
+    pub fn save_point(&self, point: &PlannedPoint, runs: &[Run], timelines: &PointTimelines) -> Result<(), Error> {
+        let bytes = codec::encode(&self.fingerprint, point.index, point.hash, runs, timelines);
         atomic::write_atomic_unsynced(&point_path(&self.dir, point), &bytes)
     }
 
@@ -271,16 +280,24 @@ pub(crate) fn check_point(
         if run.seed != point.seeds(study.master_seed, run.replicate).policy {
             return Err(format!("replicate {} has seed {}, not the one its point gives", run.replicate, run.seed));
         }
-        if run.output.metrics.len() != metrics || run.output.timeline.len() % series != 0 {
+        if run.output.metrics.len() != metrics {
             return Err(format!(
-                "replicate {} has {} metrics and {} timeline values; the {} model records {metrics} metrics and \
-                 {series} series",
+                "replicate {} has {} metrics; the {} model records {metrics}",
                 run.replicate,
                 run.output.metrics.len(),
-                run.output.timeline.len(),
                 model.name()
             ));
         }
+    }
+    let summed = stored.timelines.runs() as usize;
+    if summed != stored.runs.len() || stored.timelines.by_outcome.iter().any(|group| group.sums.len() % series != 0) {
+        return Err(format!(
+            "its timelines sum {summed} runs in groups of {:?} values; it holds {} runs and the {} model records \
+             {series} series",
+            stored.timelines.by_outcome.iter().map(|group| group.sums.len()).collect::<Vec<_>>(),
+            stored.runs.len(),
+            model.name()
+        ));
     }
     Ok(())
 }

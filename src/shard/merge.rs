@@ -10,7 +10,7 @@ use super::codec;
 use super::folder::{self, MANIFEST_FILE, STUDY_FILE, ShardManifest};
 use crate::Error;
 use crate::scenario::{PlannedPoint, Scenario, plan};
-use crate::sweep::Run;
+use crate::sweep::{PointTimelines, Swept};
 
 /// Most items a refusal lists before it says "and N more".
 const LIST_AT_MOST: usize = 12;
@@ -19,8 +19,8 @@ const LIST_AT_MOST: usize = 12;
 pub(crate) struct Merged {
     pub scenario: Scenario,
     pub points: Vec<PlannedPoint>,
-    /// Ordered by (point, replicate).
-    pub runs: Vec<Run>,
+    /// The runs ordered by (point, replicate), and every point's timelines.
+    pub swept: Swept,
     /// The shard manifests, by shard index.
     pub shards: Vec<(PathBuf, ShardManifest)>,
 }
@@ -99,8 +99,8 @@ pub(crate) fn merge(folders: &[PathBuf]) -> Result<Merged, Error> {
         )));
     }
     check_every_shard_once(&shards, &points)?;
-    let runs = gather_runs(&shards, &scenario, &points)?;
-    Ok(Merged { scenario, points, runs, shards })
+    let swept = gather_runs(&shards, &scenario, &points)?;
+    Ok(Merged { scenario, points, swept, shards })
 }
 
 fn check_one_study(shards: &[(PathBuf, ShardManifest)]) -> Result<(), Error> {
@@ -181,9 +181,12 @@ fn gather_runs(
     shards: &[(PathBuf, ShardManifest)],
     scenario: &Scenario,
     points: &[PlannedPoint],
-) -> Result<Vec<Run>, Error> {
+) -> Result<Swept, Error> {
     let replicates = scenario.replicates;
-    let mut runs = Vec::with_capacity(points.len() * replicates as usize);
+    let mut swept = Swept {
+        runs: Vec::with_capacity(points.len() * replicates as usize),
+        timelines: vec![PointTimelines::default(); points.len()],
+    };
     for (dir, manifest) in shards {
         let record = &manifest.record;
         let fingerprint = record.study.fingerprint(&record.shard);
@@ -211,11 +214,12 @@ fn gather_runs(
                 return Err(bad("belongs to another study or shard layout".into()));
             }
             folder::check_point(&stored, point, record.shard, &record.study, scenario.model).map_err(bad)?;
-            runs.extend(stored.runs);
+            swept.runs.extend(stored.runs);
+            swept.timelines[stored.point].merge(&stored.timelines);
         }
     }
-    runs.sort_by_key(|run| (run.point, run.replicate));
-    Ok(runs)
+    swept.runs.sort_by_key(|run| (run.point, run.replicate));
+    Ok(swept)
 }
 
 /// How often each (point, replicate) occurs in `runs`, point-major.

@@ -200,6 +200,22 @@ impl Workload {
         }
         Ok(Workload { arrivals, duration, warmup })
     }
+
+    /// Requests alive at once at most: a burst's, the closed clients, the periodic hosts; for an open workload,
+    /// every arrival of the run (a bound: finished requests' records are reused).
+    pub(crate) fn peak_requests(&self) -> u64 {
+        match &self.arrivals {
+            Arrivals::Burst { requests } => u64::from(*requests),
+            Arrivals::Closed { clients, .. } => u64::from(*clients),
+            Arrivals::Periodic { hosts, .. } => u64::from(*hosts),
+            Arrivals::Open { schedule } => (schedule.max_rate() * (self.duration - SimTime::ZERO).as_secs_f64()) as u64,
+        }
+    }
+
+    /// How far the timeline reaches: the arrivals' end, or `None` for a burst (it ends when its clients are done).
+    pub(crate) fn horizon(&self) -> Option<SimDuration> {
+        (!self.arrivals.is_burst()).then(|| self.duration - SimTime::ZERO)
+    }
 }
 
 impl Arrivals {

@@ -150,7 +150,7 @@ fn truncated_runs_and_fault_windows_merge_byte_identically() {
         "--set",
         "clients=70",
         "--set",
-        "max_events_per_run=1200",
+        "max_events_per_run=1000",
     ];
     let unsharded = study.root.join("faults-unsharded");
     let assert =
@@ -367,12 +367,12 @@ fn merge_and_resume_check_every_point_file() {
     // A file with a valid checksum that lacks the model's metrics: merge refuses it (no panic), resume reruns it.
     let mut forged = codec::decode(&original).unwrap();
     forged.runs.iter_mut().for_each(|run| run.output.metrics.pop().map(drop).unwrap_or_default());
-    let bytes = codec::encode(&forged.fingerprint, forged.point, forged.point_hash, &forged.runs);
+    let bytes = codec::encode(&forged.fingerprint, forged.point, forged.point_hash, &forged.runs, &forged.timelines);
     std::fs::write(&files[2], bytes).unwrap();
     command(&["merge", path(&shards), "--out", path(&out)])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("metrics and"));
+        .stderr(predicate::str::contains("metrics; the"));
     assert!(!out.exists(), "a refused merge writes nothing");
     study.shard("1/2", &shards, &["--resume"]).success().stderr(predicate::str::contains("ignoring it"));
     assert_eq!(std::fs::read(&files[2]).unwrap(), original);

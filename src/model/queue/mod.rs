@@ -30,7 +30,7 @@ mod tests;
 
 pub(crate) use params::{QueueConfig, Redelivery};
 
-use super::{RunOutput, RunSettings, SimModel};
+use super::{Footprint, RunOutput, RunSettings, SimModel};
 use crate::params::{ParamError, ParamSpec, Point};
 
 /// The queue model (scenario `kind = "queue"`).
@@ -84,6 +84,11 @@ impl SimModel for Queue {
 
     fn configure(point: &Point) -> Result<QueueConfig, ParamError> {
         params::configure(point)
+    }
+
+    fn footprint(config: &QueueConfig) -> Footprint {
+        let records = config.workload.peak_requests();
+        Footprint { horizon: config.workload.horizon(), records, bytes_per_record: run::BYTES_PER_MESSAGE }
     }
 
     fn simulate(config: &QueueConfig, settings: RunSettings) -> RunOutput {

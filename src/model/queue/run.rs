@@ -59,6 +59,10 @@ pub(super) enum QueueEvent {
     Refused { worker: u32, token: u32 },
 }
 
+/// Memory per message alive: its record and two pending events, each counted twice for the slack of growing
+/// buffers (the plan's memory estimate).
+pub(super) const BYTES_PER_MESSAGE: u64 = (size_of::<Message>() + 2 * 2 * size_of::<(u64, QueueEvent)>()) as u64;
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Message {
     enqueued: SimTime,

@@ -28,7 +28,7 @@ mod tests;
 
 pub(crate) use config::ServerConfig;
 
-use super::{RunOutput, RunSettings, SimModel, client};
+use super::{Footprint, RunOutput, RunSettings, SimModel, client};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};
 use crate::policy::limiters::LimiterKind;
 
@@ -132,6 +132,11 @@ impl SimModel for Server {
             text.push_str(&format!(", one limiter per client instance ({})", config.limiter_instances));
         }
         Ok(Some(text))
+    }
+
+    fn footprint(config: &ServerConfig) -> Footprint {
+        let records = config.workload.peak_requests();
+        Footprint { horizon: config.workload.horizon(), records, bytes_per_record: run::BYTES_PER_REQUEST }
     }
 
     fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {

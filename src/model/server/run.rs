@@ -83,6 +83,13 @@ pub(super) enum ServerEvent {
     AdmittedSend { slot: u32 },
 }
 
+/// Memory per request alive: its record and free-list entry, a timeout deadline, and two pending events, each
+/// counted twice for the slack of growing buffers (the plan's memory estimate).
+pub(super) const BYTES_PER_REQUEST: u64 = (size_of::<Request>()
+    + size_of::<u32>()
+    + size_of::<(SimTime, u32, u32)>()
+    + 2 * 2 * size_of::<(u64, ServerEvent)>()) as u64;
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Request {
     /// When the request was first sent, relative to the trigger (for the windowed metrics).
