@@ -17,6 +17,8 @@
 use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
 use rand_distr::{Binomial, Distribution, Poisson};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use super::{RunOutput, RunSettings};
 use super::client;
@@ -560,10 +562,12 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
 
     /// Ethernet CSMA/CD with saturated stations: when the channel goes idle, every station whose backoff has
     /// expired sends; one sender is a success (frame + gap), several collide (one slot + gap) and back off.
+    /// Stations wait in a min-heap of (ready time, index): finding the k senders costs O(k log N), not O(N), and
+    /// they draw their backoffs in station order, as a scan of all stations would.
     fn ethernet(&mut self) {
         let n = self.config.stations as usize;
         let horizon = self.slot_start(self.config.slots);
-        let mut ready = vec![SimTime::ZERO; n];
+        let mut waiting: BinaryHeap<Reverse<(SimTime, usize)>> = (0..n).map(|s| Reverse((SimTime::ZERO, s))).collect();
         let mut turn_started = vec![SimTime::ZERO; n];
         let mut slept = vec![SimDuration::ZERO; n];
         let mut failed = vec![0_u32; n];
@@ -575,11 +579,17 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 break;
             }
             senders.clear();
-            senders.extend((0..n).filter(|&s| ready[s] <= now));
+            while let Some(&Reverse((ready, station))) = waiting.peek()
+                && ready <= now
+            {
+                waiting.pop();
+                senders.push(station);
+            }
             if senders.is_empty() {
-                now = ready.iter().copied().min().unwrap_or(horizon);
+                now = waiting.peek().map_or(horizon, |&Reverse((ready, _))| ready);
                 continue;
             }
+            senders.sort_unstable();
             if TRACE {
                 let alone = senders.len() == 1;
                 let length = if alone { self.config.frame } else { self.config.slot };
@@ -595,7 +605,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 now = done + INTER_FRAME_GAP;
                 failed[station] = 0;
                 slept[station] = SimDuration::ZERO;
-                ready[station] = now;
+                waiting.push(Reverse((now, station)));
                 turn_started[station] = now;
             } else {
                 self.collision(now);
@@ -606,14 +616,14 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                         self.config.retry.after_failure(failed[station], SimDuration::ZERO, (FailureKind::Transient, None), &mut memory[station], &mut self.jitter);
                     match decision {
                         RetryDecision::RetryAfter(sleep) => {
-                            ready[station] = after + sleep;
+                            waiting.push(Reverse((after + sleep, station)));
                             slept[station] = sleep;
                         }
                         RetryDecision::GiveUp(_) => {
                             self.drops += 1;
                             failed[station] = 0;
                             slept[station] = SimDuration::ZERO;
-                            ready[station] = after;
+                            waiting.push(Reverse((after, station)));
                             turn_started[station] = after;
                         }
                     }
