@@ -17,15 +17,13 @@
 use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
 use rand_distr::{Binomial, Distribution, Poisson};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use super::{RunOutput, RunSettings};
 use super::client;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
-use crate::engine::{RunSeeds, SimRng, Stream};
+use crate::engine::{EventQueue, RunSeeds, SimRng, Stream};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
 use crate::policy::{
@@ -562,12 +560,13 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
 
     /// Ethernet CSMA/CD with saturated stations: when the channel goes idle, every station whose backoff has
     /// expired sends; one sender is a success (frame + gap), several collide (one slot + gap) and back off.
-    /// Stations wait in a min-heap of (ready time, index): finding the k senders costs O(k log N), not O(N), and
-    /// they draw their backoffs in station order, as a scan of all stations would.
+    /// Stations wait in the engine's event queue keyed by ready time (a radix heap past 4,096): finding the k
+    /// senders costs O(k log N) at most, not O(N), and they draw their backoffs in station order, as a scan would.
     fn ethernet(&mut self) {
         let n = self.config.stations as usize;
         let horizon = self.slot_start(self.config.slots);
-        let mut waiting: BinaryHeap<Reverse<(SimTime, usize)>> = (0..n).map(|s| Reverse((SimTime::ZERO, s))).collect();
+        let mut waiting = EventQueue::with_capacity(n);
+        (0..n).for_each(|station| waiting.push(SimTime::ZERO, station));
         let mut turn_started = vec![SimTime::ZERO; n];
         let mut slept = vec![SimDuration::ZERO; n];
         let mut failed = vec![0_u32; n];
@@ -579,14 +578,16 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 break;
             }
             senders.clear();
-            while let Some(&Reverse((ready, station))) = waiting.peek()
-                && ready <= now
-            {
-                waiting.pop();
+            while let Some((ready, station)) = waiting.pop() {
+                if ready > now {
+                    waiting.unpop();
+                    break;
+                }
                 senders.push(station);
             }
             if senders.is_empty() {
-                now = waiting.peek().map_or(horizon, |&Reverse((ready, _))| ready);
+                now = waiting.pop().map_or(horizon, |(ready, _)| ready);
+                waiting.unpop();
                 continue;
             }
             senders.sort_unstable();
@@ -605,7 +606,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 now = done + INTER_FRAME_GAP;
                 failed[station] = 0;
                 slept[station] = SimDuration::ZERO;
-                waiting.push(Reverse((now, station)));
+                waiting.push(now, station);
                 turn_started[station] = now;
             } else {
                 self.collision(now);
@@ -616,14 +617,14 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                         self.config.retry.after_failure(failed[station], SimDuration::ZERO, (FailureKind::Transient, None), &mut memory[station], &mut self.jitter);
                     match decision {
                         RetryDecision::RetryAfter(sleep) => {
-                            waiting.push(Reverse((after + sleep, station)));
+                            waiting.push(after + sleep, station);
                             slept[station] = sleep;
                         }
                         RetryDecision::GiveUp(_) => {
                             self.drops += 1;
                             failed[station] = 0;
                             slept[station] = SimDuration::ZERO;
-                            waiting.push(Reverse((after, station)));
+                            waiting.push(after, station);
                             turn_started[station] = after;
                         }
                     }
