@@ -3,9 +3,10 @@
 //!
 //! Time is counted in slots (`slot_time`; for ALOHA a slot is one frame time). Populations:
 //! - `infinite`: transmissions form a Poisson stream of `load` (G) per slot, the textbook assumption (ALOHA);
-//! - `saturated`: `stations` always have a frame. Slotted ALOHA stations send with probability G/N per slot;
-//!   Ethernet stations back off with the `[client]` strategy (802.3: `ethernet-beb`, 16 attempts);
-//!   `ideal` stations each send with probability 1/N per contention slot;
+//! - `saturated`: `stations` always have a frame. Slotted ALOHA stations send with probability p = G/N per slot,
+//!   `ideal` stations with p = 1/N per contention slot: each slot draws the number of senders K ~ Binomial(N, p)
+//!   and, only when K = 1, the sender, uniform over the N stations (the same law as N independent coin flips, in
+//!   O(1) per slot); Ethernet stations back off with the `[client]` strategy (802.3: `ethernet-beb`, 16 attempts);
 //! - `poisson`: new frames arrive at `arrival_rate` per slot over all stations, each station queues its own and
 //!   backs off after a collision with the `[client]` strategy (slotted ALOHA).
 //!
@@ -15,14 +16,14 @@
 
 use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
-use rand_distr::{Distribution, Poisson};
+use rand_distr::{Binomial, Distribution, Poisson};
 
 use super::{RunOutput, RunSettings};
 use super::client;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
-use crate::engine::{RunSeeds, SimRng, Stream};
+use crate::engine::{EventQueue, RunSeeds, SimRng, Stream};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
 use crate::policy::{
@@ -243,8 +244,13 @@ fn simulate_with<const TRACE: bool>(config: &ChannelConfig, run: RunSettings) ->
 /// The state of one replicate.
 struct ChannelRun<'a, const TRACE: bool> {
     config: &'a ChannelConfig,
-    /// Who sends when (the world's stream: new frames, and saturated stations' coin flips).
+    /// Who sends when (the world's stream: new frames, and how many saturated stations send and which one).
     arrivals: SimRng,
+    /// Traces only: which stations took part in a collision of slotted ALOHA or ideal contention, from the
+    /// arrivals stream jumped 2^128 draws ahead, so that a traced run draws what the untraced one does.
+    trace_identities: SimRng,
+    /// Traces only: the colliding stations of the current slot (reused, so a slot allocates nothing).
+    colliders: Vec<u32>,
     /// Backoff draws (the policy's stream).
     jitter: SimRng,
     busy_nanos: f64,
@@ -275,6 +281,12 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         ChannelRun {
             config,
             arrivals: seeds.stream(Stream::Arrivals),
+            trace_identities: {
+                let mut rng = seeds.stream(Stream::Arrivals);
+                rng.jump();
+                rng
+            },
+            colliders: Vec::new(),
             jitter: seeds.stream(Stream::Jitter),
             busy_nanos: 0.0,
             end: SimTime::ZERO,
@@ -298,16 +310,37 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         }
     }
 
-    /// Marks the last `sent` traced transmissions as a collision when more than one went out in a slot.
-    fn mark_collisions(&mut self, sent: u32) {
-        if TRACE
-            && let Some(spans) = &mut self.spans
-            && sent > 1
-        {
-            for span in spans.iter_mut().rev().take(sent as usize) {
-                (span.outcome, span.status) = ("collision", 0);
-            }
+    /// Saturated stations' slot: K ~ Binomial(N, p) senders and, when K = 1, the sender, uniform over the N
+    /// stations (given one sender, each station is as likely as any other); both from the arrivals stream.
+    fn draw_senders(&mut self, senders: &Binomial) -> (u64, Option<u32>) {
+        let sent = senders.sample(&mut self.arrivals);
+        let sender = (sent == 1).then(|| self.arrivals.random_range(0..self.config.stations));
+        (sent, sender)
+    }
+
+    /// Traces one slot of saturated stations: the lone sender for `alone`, or `sent` distinct stations, uniform
+    /// among the N (Floyd's sampling without replacement), colliding for `collided`, in station order.
+    fn trace_slot(&mut self, at: SimTime, sent: u64, sender: Option<u32>, alone: SimDuration, collided: SimDuration) {
+        if !TRACE || self.spans.as_ref().is_none_or(|spans| spans.len() >= MAX_TRACE_SPANS) {
+            return;
         }
+        if let Some(station) = sender {
+            self.trace(u64::from(station), at, alone, 1, true, SimDuration::ZERO);
+            return;
+        }
+        let mut colliders = std::mem::take(&mut self.colliders);
+        colliders.clear();
+        let n = self.config.stations;
+        let k = u32::try_from(sent).expect("at most N stations send");
+        for top in n - k..n {
+            let pick = self.trace_identities.random_range(0..=top);
+            colliders.push(if colliders.contains(&pick) { top } else { pick });
+        }
+        colliders.sort_unstable();
+        for &station in &colliders {
+            self.trace(u64::from(station), at, collided, 1, false, SimDuration::ZERO);
+        }
+        self.colliders = colliders;
     }
 
     /// Records one transmission of `owner` (a station, or for an infinite population the transmission itself)
@@ -424,27 +457,22 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         self.end = self.slot_start(self.events.min(self.config.slots));
     }
 
-    /// Slotted ALOHA with N saturated stations, each sending with probability p = G/N in every slot.
+    /// Slotted ALOHA with N saturated stations, each sending with probability p = G/N in every slot: K ~
+    /// Binomial(N, G/N) senders per slot, a success iff K = 1.
     fn slotted_saturated(&mut self) {
         let p = self.config.load / f64::from(self.config.stations);
+        let senders = Binomial::new(u64::from(self.config.stations), p).expect("0 < G ≤ N is validated");
         for slot in 0..self.config.slots {
             if self.out_of_events() {
                 break;
             }
             let at = self.slot_start(slot);
-            let (mut sent, mut sender) = (0_u32, 0_u32);
-            for station in 0..self.config.stations {
-                if self.arrivals.random::<f64>() < p {
-                    sent += 1;
-                    sender = station;
-                    self.trace(u64::from(station), at, self.config.slot, 1, true, SimDuration::ZERO);
-                }
-            }
-            self.mark_collisions(sent);
-            self.attempts += u64::from(sent);
-            match sent {
-                0 => {}
-                1 => self.success(at, Some(sender), self.config.slot),
+            let (sent, sender) = self.draw_senders(&senders);
+            self.trace_slot(at, sent, sender, self.config.slot, self.config.slot);
+            self.attempts += sent;
+            match (sent, sender) {
+                (_, Some(station)) => self.success(at, Some(station), self.config.slot),
+                (0, None) => {}
                 _ => self.collision(at),
             }
         }
@@ -532,10 +560,13 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
 
     /// Ethernet CSMA/CD with saturated stations: when the channel goes idle, every station whose backoff has
     /// expired sends; one sender is a success (frame + gap), several collide (one slot + gap) and back off.
+    /// Stations wait in the engine's event queue keyed by ready time (a radix heap past 4,096): finding the k
+    /// senders costs O(k log N) at most, not O(N), and they draw their backoffs in station order, as a scan would.
     fn ethernet(&mut self) {
         let n = self.config.stations as usize;
         let horizon = self.slot_start(self.config.slots);
-        let mut ready = vec![SimTime::ZERO; n];
+        let mut waiting = EventQueue::with_capacity(n);
+        (0..n).for_each(|station| waiting.push(SimTime::ZERO, station));
         let mut turn_started = vec![SimTime::ZERO; n];
         let mut slept = vec![SimDuration::ZERO; n];
         let mut failed = vec![0_u32; n];
@@ -547,11 +578,19 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 break;
             }
             senders.clear();
-            senders.extend((0..n).filter(|&s| ready[s] <= now));
+            while let Some((ready, station)) = waiting.pop() {
+                if ready > now {
+                    waiting.unpop();
+                    break;
+                }
+                senders.push(station);
+            }
             if senders.is_empty() {
-                now = ready.iter().copied().min().unwrap_or(horizon);
+                now = waiting.pop().map_or(horizon, |(ready, _)| ready);
+                waiting.unpop();
                 continue;
             }
+            senders.sort_unstable();
             if TRACE {
                 let alone = senders.len() == 1;
                 let length = if alone { self.config.frame } else { self.config.slot };
@@ -567,7 +606,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 now = done + INTER_FRAME_GAP;
                 failed[station] = 0;
                 slept[station] = SimDuration::ZERO;
-                ready[station] = now;
+                waiting.push(now, station);
                 turn_started[station] = now;
             } else {
                 self.collision(now);
@@ -578,14 +617,14 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                         self.config.retry.after_failure(failed[station], SimDuration::ZERO, (FailureKind::Transient, None), &mut memory[station], &mut self.jitter);
                     match decision {
                         RetryDecision::RetryAfter(sleep) => {
-                            ready[station] = after + sleep;
+                            waiting.push(after + sleep, station);
                             slept[station] = sleep;
                         }
                         RetryDecision::GiveUp(_) => {
                             self.drops += 1;
                             failed[station] = 0;
                             slept[station] = SimDuration::ZERO;
-                            ready[station] = after;
+                            waiting.push(after, station);
                             turn_started[station] = after;
                         }
                     }
@@ -597,37 +636,22 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
     }
 
     /// Metcalfe & Boggs's ideal contention: Q saturated stations each send with probability 1/Q per contention
-    /// slot; one sender holds the channel for a frame, otherwise the slot is lost.
+    /// slot, K ~ Binomial(Q, 1/Q) senders; one sender holds the channel for a frame, otherwise the slot is lost.
     fn ideal(&mut self) {
         let q = self.config.stations;
-        let p = 1.0 / f64::from(q);
+        let senders = Binomial::new(u64::from(q), 1.0 / f64::from(q)).expect("Q ≥ 1 is validated");
         let horizon = self.slot_start(self.config.slots);
         let mut now = SimTime::ZERO;
         while now < horizon {
             if self.out_of_events() {
                 break;
             }
-            let (mut sent, mut sender) = (0_u32, 0_u32);
-            for station in 0..q {
-                if self.arrivals.random::<f64>() < p {
-                    sent += 1;
-                    sender = station;
-                    let length = self.config.frame;
-                    self.trace(u64::from(station), now, length, 1, true, SimDuration::ZERO);
-                }
-            }
-            self.mark_collisions(sent);
-            if sent > 1
-                && TRACE
-                && let Some(spans) = &mut self.spans
-            {
-                // A collision holds the channel for one contention slot, not a frame.
-                let slot = self.config.slot;
-                spans.iter_mut().rev().take(sent as usize).for_each(|span| span.end = span.start + slot);
-            }
-            self.attempts += u64::from(sent);
-            if sent == 1 {
-                self.success(now, Some(sender), self.config.frame);
+            let (sent, sender) = self.draw_senders(&senders);
+            // A collision holds the channel for one contention slot, a success for a frame.
+            self.trace_slot(now, sent, sender, self.config.frame, self.config.slot);
+            self.attempts += sent;
+            if let Some(station) = sender {
+                self.success(now, Some(station), self.config.frame);
                 now += self.config.frame;
             } else {
                 if sent > 1 {

@@ -170,3 +170,78 @@ fn theory_curves_follow_the_protocol() {
     assert_eq!(Channel::theory(&slotted, "throughput", "load", 1.0), Some((-1.0_f64).exp()));
     assert_eq!(Channel::theory(&slotted, "collisions", "load", 1.0), None);
 }
+
+/// Checks one run's shares of idle, successful and colliding slots against K ~ Binomial(N, p): P(K = 0) =
+/// (1 − p)^N, P(K = 1) = N·p·(1 − p)^(N−1); each share must lie within 3.29 standard errors (99.9%) of its own
+/// count's binomial proportion, and the senders per slot within 3.29 standard errors of N·p.
+fn assert_binomial_slots(what: &str, c: &ChannelConfig, n: f64, p: f64) {
+    let out = Channel::simulate(c, RunSettings::new(7, BUCKET));
+    assert!(!out.truncated);
+    let m = &out.metrics;
+    let slots = out.events as f64;
+    let (successes, collisions) = (m[metric::SUCCESSES], (m[metric::COLLISIONS] * m[metric::SUCCESSES]).round());
+    let idle_p = (1.0 - p).powf(n);
+    let success_p = n * p * (1.0 - p).powf(n - 1.0);
+    let shares = [("idle", slots - successes - collisions, idle_p), ("success", successes, success_p), ("collision", collisions, 1.0 - idle_p - success_p)];
+    for (name, count, expected) in shares {
+        let share = count / slots;
+        let se = (share * (1.0 - share) / slots).sqrt();
+        assert!((share - expected).abs() <= 3.29 * se, "{what}: {name} share {share} ± {} misses {expected}", 3.29 * se);
+    }
+    let per_slot = m[metric::ATTEMPTS] / slots;
+    let se = (n * p * (1.0 - p) / slots).sqrt();
+    assert!((per_slot - n * p).abs() <= 3.29 * se, "{what}: {per_slot} senders per slot, expected {}", n * p);
+    // A uniform lone sender spreads S successes multinomially: Jain's index ≈ S / (S + N − 1) (0.973 for 10^4
+    // stations and 3.7·10^5 successes, with a standard deviation near 0.003); one favoured station pulls it to 1/N.
+    let jain = successes / (successes + n - 1.0);
+    assert!((m[metric::FAIRNESS] - jain).abs() < 0.01, "{what}: fairness {} vs {jain}", m[metric::FAIRNESS]);
+}
+
+#[test]
+fn saturated_senders_per_slot_follow_the_binomial_law() {
+    // p = G/N: 0.2 (N = 5), 0.75 (N = 2, the distribution's flipped branch) and 10^−4 (N = 10^4).
+    for (n, g) in [(5, 1.0), (2, 1.5), (10_000, 1.0)] {
+        let c = config(&[
+            ("population", choice("saturated")),
+            ("stations", Value::Count(n)),
+            ("load", Value::Real(g)),
+            ("slots", Value::Count(1_000_000)),
+        ]);
+        assert_binomial_slots(&format!("slotted N={n}, G={g}"), &c, n as f64, g / n as f64);
+    }
+    // Ideal contention: p = 1/Q; a success holds the channel for a frame, so more slots of time are needed.
+    for q in [3, 64] {
+        let c = config(&[
+            ("protocol", choice("ideal")),
+            ("population", choice("saturated")),
+            ("stations", Value::Count(q)),
+            ("frame_bytes", Value::Count(64)),
+            ("slots", Value::Count(2_000_000)),
+        ]);
+        assert_binomial_slots(&format!("ideal Q={q}"), &c, q as f64, 1.0 / q as f64);
+    }
+}
+
+#[test]
+fn a_traced_run_draws_what_the_untraced_one_does_and_names_distinct_colliders() {
+    for protocol in ["slotted-aloha", "ideal"] {
+        let c = config(&[
+            ("protocol", choice(protocol)),
+            ("population", choice("saturated")),
+            ("stations", Value::Count(6)),
+            ("load", Value::Real(3.0)),
+            ("slots", Value::Count(2_000)),
+        ]);
+        let plain = Channel::simulate(&c, RunSettings::new(3, BUCKET));
+        let traced = Channel::simulate(&c, RunSettings { trace: true, ..RunSettings::new(3, BUCKET) });
+        let bits = |metrics: &[f64]| metrics.iter().map(|m| m.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&plain.metrics), bits(&traced.metrics), "{protocol}");
+        assert_eq!(traced.spans.len() as f64, traced.metrics[metric::ATTEMPTS], "{protocol}");
+        // Spans of one slot share a start; the colliders of a slot are distinct stations, in station order.
+        for slot in traced.spans.chunk_by(|a, b| a.start == b.start) {
+            assert!(slot.windows(2).all(|pair| pair[0].owner < pair[1].owner), "{protocol}: {slot:?}");
+            let outcome = if slot.len() == 1 { "success" } else { "collision" };
+            assert!(slot.iter().all(|span| span.outcome == outcome && span.owner < 6), "{protocol}: {slot:?}");
+        }
+    }
+}
