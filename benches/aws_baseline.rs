@@ -74,6 +74,13 @@ mod baseline {
         pub completion: u64,
     }
 
+    impl Outcome {
+        /// [calls, completion in ms], as retrylab's metrics report them.
+        pub(super) fn measured(&self) -> [f64; 2] {
+            [self.calls as f64, self.completion as f64 / 1e6]
+        }
+    }
+
     /// A message delivery. The derived order is never consulted: the heap orders by (time, sequence) first,
     /// and sequences are unique.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -222,15 +229,15 @@ impl Study {
         run_sweep(&self.points, settings, &|| {}).expect("a one-thread pool")
     }
 
-    /// Per point, per replicate, retrylab's (calls, completion in ms), and the engine's events in all.
-    fn retrylab_outcomes(&self) -> (Vec<Vec<(f64, f64)>>, u64) {
+    /// Per point, per replicate, retrylab's [calls, completion in ms], and the engine's events in all.
+    fn retrylab_outcomes(&self) -> (Vec<Vec<[f64; 2]>>, u64) {
         let runs = self.run_retrylab();
         let calls = self.scenario.model.metric_index("calls").expect("occ counts calls");
         let completion = self.scenario.model.metric_index("completion_ms").expect("occ times completion");
         let mut per_point = vec![Vec::new(); self.points.len()];
         for run in &runs {
             assert!(!run.output.truncated, "point {} replicate {} was cut short", run.point, run.replicate);
-            per_point[run.point].push((run.output.metrics[calls], run.output.metrics[completion]));
+            per_point[run.point].push([run.output.metrics[calls], run.output.metrics[completion]]);
         }
         (per_point, runs.iter().map(|run| run.output.events).sum())
     }
@@ -269,18 +276,15 @@ fn mean_and_se(values: &[f64]) -> (f64, f64) {
 
 /// At 100 clients, each strategy's mean calls and completion time agree within four standard errors of their
 /// difference; prints how many runs of the study agree exactly.
-fn check_agreement(study: &Study, ours: &[Vec<(f64, f64)>], theirs: &[Vec<baseline::Outcome>]) {
+fn check_agreement(study: &Study, ours: &[Vec<[f64; 2]>], theirs: &[Vec<baseline::Outcome>]) {
     for (point, &(backoff, clients)) in study.cases.iter().enumerate() {
         if clients != 100 {
             continue;
         }
-        let measures: [(&str, fn(&(f64, f64)) -> f64, fn(&baseline::Outcome) -> f64); 2] = [
-            ("calls", |run| run.0, |outcome| outcome.calls as f64),
-            ("completion_ms", |run| run.1, |outcome| outcome.completion as f64 / 1e6),
-        ];
-        for (name, of_ours, of_theirs) in measures {
-            let (a, a_se) = mean_and_se(&ours[point].iter().map(of_ours).collect::<Vec<_>>());
-            let (b, b_se) = mean_and_se(&theirs[point].iter().map(of_theirs).collect::<Vec<_>>());
+        let theirs: Vec<[f64; 2]> = theirs[point].iter().map(baseline::Outcome::measured).collect();
+        for (column, name) in ["calls", "completion_ms"].into_iter().enumerate() {
+            let (a, a_se) = mean_and_se(&ours[point].iter().map(|run| run[column]).collect::<Vec<_>>());
+            let (b, b_se) = mean_and_se(&theirs.iter().map(|run| run[column]).collect::<Vec<_>>());
             let tolerance = 4.0 * a_se.hypot(b_se);
             eprintln!(
                 "{backoff:?} at 100 clients, mean {name}: retrylab {a:.1} ± {a_se:.1}, baseline {b:.1} ± {b_se:.1}"
@@ -289,7 +293,7 @@ fn check_agreement(study: &Study, ours: &[Vec<(f64, f64)>], theirs: &[Vec<baseli
         }
     }
     let runs = ours.iter().flatten().count();
-    let same = ours.iter().flatten().zip(theirs.iter().flatten()).filter(|(a, b)| a.0 == b.calls as f64).count();
+    let same = ours.iter().flatten().zip(theirs.iter().flatten()).filter(|(a, b)| a[0] == b.calls as f64).count();
     eprintln!("aws-jitter-2015: {same} of {runs} runs have the same calls in both");
 }
 
