@@ -18,7 +18,7 @@ use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
 use rand_distr::{Binomial, Distribution, Poisson};
 
-use super::{RunOutput, RunSettings};
+use super::{Footprint, RunOutput, RunSettings};
 use super::client;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
@@ -192,6 +192,13 @@ impl SimModel for Channel {
 
     fn trace_owner(_: &ChannelConfig) -> &'static str {
         "station"
+    }
+
+    /// A station's state (ready time, backoff memory, counters: about 64 bytes) and its place in the queue of
+    /// waiting stations; the timeline reaches `slots` slots.
+    fn footprint(config: &ChannelConfig) -> Footprint {
+        let horizon = SimDuration::from_nanos(config.slots.saturating_mul(config.slot.as_nanos()));
+        Footprint { horizon: Some(horizon), records: u64::from(config.stations), bytes_per_record: 64 }
     }
 
     fn simulate(config: &ChannelConfig, run: RunSettings) -> RunOutput {
