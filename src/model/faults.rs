@@ -12,6 +12,8 @@ pub(crate) const FAULT_SYNTAX: &str = "\"20s..25s black-hole, 40s..50s slowdown 
 
 /// A larger slowdown stops being a slowdown and becomes an outage: use `black-hole`.
 pub(crate) const MAX_SLOWDOWN: f64 = 1000.0;
+/// The most fault windows a run takes (a run looks up its current window on every arrival).
+pub(crate) const MAX_FAULT_WINDOWS: usize = 10_000;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum FaultKind {
@@ -38,6 +40,9 @@ impl Faults {
     pub(crate) fn parse(text: &str) -> Result<Faults, String> {
         let mut windows: Vec<FaultWindow> = Vec::new();
         for item in text.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+            if windows.len() == MAX_FAULT_WINDOWS {
+                return Err(format!("more than {MAX_FAULT_WINDOWS} fault windows; merge neighbouring ones"));
+            }
             let (span, kind) =
                 item.split_once(' ').ok_or_else(|| format!("\"{item}\" has no kind; expected {FAULT_SYNTAX}"))?;
             let (start, end) = span

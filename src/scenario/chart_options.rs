@@ -291,7 +291,8 @@ pub(super) fn read_heatmaps(
             .iter()
             .filter(|axis| ![x, y].contains(&axis.name) && !pinned.iter().any(|(k, _)| *k == axis.name))
             .collect();
-        let panels: usize = free.iter().map(|axis| axis.values.len()).product();
+        let panels =
+            free.iter().try_fold(1_usize, |product, axis| product.checked_mul(axis.values.len())).unwrap_or(usize::MAX);
         if panels > MAX_HEATMAP_PANELS {
             let names: Vec<&str> = free.iter().map(|axis| axis.name).collect();
             return Err(at.error(

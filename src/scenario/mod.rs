@@ -127,16 +127,28 @@ pub struct ChartOptions {
     pub bars: Vec<BarsOptions>,
 }
 
+/// The largest scenario file read (4 MiB): far beyond any study written by hand, small enough to parse at once.
+pub const MAX_SCENARIO_BYTES: u64 = 4 << 20;
+
 /// Default replicates and seed when the file does not say.
 pub const DEFAULT_REPLICATES: u32 = 1;
 pub const DEFAULT_SEED: u64 = 1;
 pub const DEFAULT_TIMELINE_BUCKET: SimDuration = SimDuration::from_millis(10);
 
 impl Scenario {
-    /// Reads, parses and validates `path`, then applies `--set KEY=VALUE` overrides in order.
+    /// Reads, parses and validates `path`, then applies `--set KEY=VALUE` overrides in order. A file larger than
+    /// [`MAX_SCENARIO_BYTES`] is refused before it is read.
     pub fn load(path: &Path, overrides: &[String]) -> Result<Scenario, crate::Error> {
-        let source = std::fs::read_to_string(path)
-            .map_err(|source| crate::Error::ReadScenario { path: path.to_owned(), source })?;
+        let read_error = |source| crate::Error::ReadScenario { path: path.to_owned(), source };
+        let bytes = std::fs::metadata(path).map_err(read_error)?.len();
+        if bytes > MAX_SCENARIO_BYTES {
+            return Err(crate::Error::Usage(format!(
+                "{}: {bytes} bytes is more than a scenario file may hold ({MAX_SCENARIO_BYTES}); a sweep's values \
+                 fit in ranges ({{ from = …, to = …, step = … }}), and long schedules in fewer points",
+                path.display()
+            )));
+        }
+        let source = std::fs::read_to_string(path).map_err(read_error)?;
         Scenario::with_overrides(path, source, overrides)
     }
 
@@ -175,9 +187,12 @@ impl Scenario {
         self.sweep.iter().find(|axis| axis.answers_to(key))
     }
 
-    /// The number of sweep points (the product of the axes' lengths).
+    /// The number of sweep points (the product of the axes' lengths; `usize::MAX` when that overflows).
     pub fn point_count(&self) -> usize {
-        self.sweep.iter().map(|axis| axis.values.len()).product()
+        self.sweep
+            .iter()
+            .try_fold(1_usize, |product, axis| product.checked_mul(axis.values.len()))
+            .unwrap_or(usize::MAX)
     }
 
     pub(crate) fn dotted_key(spec: &ParamSpec) -> String {

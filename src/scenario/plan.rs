@@ -48,7 +48,10 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
         return Err(scenario.error(
             Origin::Default,
             Some("sweep".into()),
-            format!("{count} points is more than the limit of {MAX_POINTS}"),
+            match count {
+                usize::MAX => format!("the sweep's points overflow a count (more than {})", usize::MAX),
+                _ => format!("{count} points is more than the limit of {MAX_POINTS}"),
+            },
         ));
     }
     (0..count).map(|index| plan_one(scenario, index)).collect()

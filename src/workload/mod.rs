@@ -290,6 +290,8 @@ pub(crate) const SCHEDULE_SYNTAX: &str =
 
 /// The highest rate a schedule may name, as for the constant `rate`.
 const MAX_RATE: f64 = 1e9;
+/// The most points a schedule takes.
+pub(crate) const MAX_SCHEDULE_POINTS: usize = 10_000;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct SchedulePoint {
@@ -315,6 +317,11 @@ impl RateSchedule {
     pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let mut points: Vec<SchedulePoint> = Vec::new();
         for (index, item) in text.split(',').map(str::trim).enumerate() {
+            if index == MAX_SCHEDULE_POINTS {
+                return Err(format!(
+                    "more than {MAX_SCHEDULE_POINTS} points; a ramp (~TIME=RATE) draws a slope in one"
+                ));
+            }
             let (ramp, item) = match item.strip_prefix('~') {
                 Some(rest) => (true, rest.trim()),
                 None => (false, item),

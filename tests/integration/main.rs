@@ -10,6 +10,7 @@ mod determinism;
 mod docs;
 mod golden;
 mod honest_metrics;
+mod hostile_input;
 mod memory;
 mod metastability;
 mod models_input;
