@@ -270,3 +270,71 @@ mod tests {
         assert_eq!(popped, sorted);
     }
 }
+
+/// Properties over any interleaving of pushes and pops (proptest shrinks a failure to a small case).
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A push `delay` ns after the last popped time (a monotone clock), or a pop.
+    #[derive(Clone, Copy, Debug)]
+    enum Operation {
+        Push { delay: u64 },
+        Pop,
+    }
+
+    fn operations(spread: u64, count: std::ops::Range<usize>) -> impl Strategy<Value = Vec<Operation>> {
+        let operation = prop_oneof![
+            3 => (0..spread).prop_map(|delay| Operation::Push { delay }),
+            1 => Just(Operation::Pop),
+        ];
+        prop::collection::vec(operation, count)
+    }
+
+    /// Runs `operations` through the queue and a sorted reference; every pop must agree, ties in push order.
+    fn check(operations: &[Operation]) -> Result<(), TestCaseError> {
+        let mut queue = EventQueue::with_capacity(4);
+        let mut reference: Vec<(u64, u64)> = Vec::new();
+        let (mut now, mut sequence) = (0_u64, 0_u64);
+        for &operation in operations.iter().chain(std::iter::repeat_n(&Operation::Pop, operations.len())) {
+            match operation {
+                Operation::Push { delay } => {
+                    let at = now + delay;
+                    queue.push(SimTime::from_nanos(at), sequence);
+                    let position = reference.partition_point(|&(t, _)| t <= at);
+                    reference.insert(position, (at, sequence));
+                    sequence += 1;
+                }
+                Operation::Pop => {
+                    let popped = queue.pop().map(|(t, id)| (t.as_nanos(), id));
+                    let expected = (!reference.is_empty()).then(|| reference.remove(0));
+                    prop_assert_eq!(popped, expected);
+                    if let Some((t, _)) = popped {
+                        now = t;
+                    }
+                }
+            }
+            prop_assert_eq!(queue.len(), reference.len());
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        /// Few distinct times: many ties, all in the binary heap form or just past the switch.
+        #[test]
+        fn pops_in_time_then_push_order_with_many_ties(operations in operations(4, 0..3_000)) {
+            check(&operations)?;
+        }
+
+        /// Spread times: three pushes to a pop leave about 4,500 pending after 9,000 operations, past
+        /// [`SWITCH_AT`], so the radix form is filled and then drained.
+        #[test]
+        fn pops_in_time_then_push_order_across_the_switch(operations in operations(1 << 40, 9_000..12_000)) {
+            check(&operations)?;
+        }
+    }
+}

@@ -428,3 +428,58 @@ service_time = "1ms"
     let message = overrides::apply(&mut scenario, "layers=5").unwrap_err().to_string();
     assert!(message.contains("the [layer.*] tables give the graph here"), "{message}");
 }
+
+/// Properties of the planner over generated sweeps and key orders (proptest).
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const MODEL_LINES: [&str; 5] = [
+        "workers = 4",
+        "queue_limit = 50",
+        "service = \"exponential\"",
+        "service_mean = \"20ms\"",
+        "network_delay = \"1ms\"",
+    ];
+    const CLIENT_LINES: [&str; 4] = ["base = \"5ms\"", "cap = \"2s\"", "timeout = \"500ms\"", "max_attempts = 4"];
+    const STRATEGIES: [&str; 4] = ["\"none\"", "\"exponential\"", "\"full-jitter\"", "\"decorrelated-jitter\""];
+
+    /// A server scenario with its [model] and [client] keys in the given orders and a sweep of `clients` values,
+    /// `strategies` strategies and `workers` values.
+    fn scenario(model: &[&str], client: &[&str], clients: usize, strategies: usize, workers: usize) -> Scenario {
+        let list = |values: Vec<String>| format!("[{}]", values.join(", "));
+        let text = format!(
+            "schema_version = 1\nseed = 3\n\n[model]\nkind = \"server\"\n{}\n\n[workload]\nkind = \"burst\"\nclients = 10\n\n\
+             [client]\n{}\n\n[sweep]\nclients = {}\nstrategy = {}\nworkers = {}\n",
+            model.join("\n"),
+            client.join("\n"),
+            list((1..=clients).map(|c| (c * 10).to_string()).collect()),
+            list(STRATEGIES[..strategies].iter().map(|s| s.to_string()).collect()),
+            list((1..=workers).map(|w| w.to_string()).collect()),
+        );
+        parse(&text).expect("a valid scenario")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn the_point_count_is_the_product_of_the_axes_lengths(clients in 1..7_usize, strategies in 1..5_usize, workers in 1..6_usize) {
+            let scenario = scenario(&MODEL_LINES, &CLIENT_LINES, clients, strategies, workers);
+            let points = plan(&scenario).unwrap();
+            prop_assert_eq!(scenario.point_count(), clients * strategies * workers);
+            prop_assert_eq!(points.len(), clients * strategies * workers);
+        }
+
+        #[test]
+        fn a_points_id_does_not_depend_on_the_order_of_other_keys(
+            model in Just(MODEL_LINES.to_vec()).prop_shuffle(),
+            client in Just(CLIENT_LINES.to_vec()).prop_shuffle(),
+        ) {
+            let ids = |scenario: &Scenario| plan(scenario).unwrap().iter().map(PlannedPoint::id).collect::<Vec<_>>();
+            let canonical = ids(&scenario(&MODEL_LINES, &CLIENT_LINES, 2, 2, 2));
+            prop_assert_eq!(ids(&scenario(&model, &client, 2, 2, 2)), canonical);
+        }
+    }
+}
