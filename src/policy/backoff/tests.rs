@@ -312,3 +312,60 @@ fn the_library_formulas_floor_jitter_and_cap_where_their_sources_do() {
     assert_eq!(sleep_ms(Strategy::ZeroThenExponential, &urllib3, 1), 0.0);
     assert!(sleep_ms(Strategy::ZeroThenExponential, &urllib3, 2_000) <= 200.0, "b = 0 never reaches the cap");
 }
+
+/// Properties over any base, cap, multiplier and retry number (proptest shrinks a failure to a small case).
+mod properties {
+    use proptest::prelude::{ProptestConfig, any, prop_assert, prop_assert_eq, proptest};
+    use proptest::strategy::Strategy as _;
+
+    use super::*;
+
+    /// The documented bound: the cap, except gRPC's ±20% jitter, which gRFC A6 applies after the cap.
+    fn bound(strategy: Strategy, params: &BackoffParams) -> f64 {
+        if strategy == Strategy::GrpcJitter { params.cap_nanos() * 1.2 } else { params.cap_nanos() }
+    }
+
+    fn params() -> impl proptest::strategy::Strategy<Value = BackoffParams> {
+        // Base up to an hour in ns, the cap at least the base (the scenario checks refuse cap < base), multiplier
+        // from 1 to 10 (the `multiplier` key's range).
+        (0..3_600_000_000_000_u64, 0..3_600_000_000_000_u64, 1.0..=10.0_f64).prop_map(|(base, extra, multiplier)| {
+            BackoffParams::new(SimDuration::from_nanos(base), SimDuration::from_nanos(base + extra), multiplier)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn every_strategy_sleeps_between_zero_and_its_bound(
+            params in params(),
+            retries in 1..64_u32,
+            late in 1..u32::MAX,
+            seed in any::<u64>(),
+        ) {
+            for &strategy in Strategy::ALL {
+                let mut rng = test_rng(seed);
+                let mut memory = BackoffMemory::default();
+                // The first retries in order (formulas that remember their last draw), then one far later.
+                for n in (1..=retries).chain([late]) {
+                    let sleep = strategy.delay(&params, n, &mut memory, &mut rng).as_nanos_f64();
+                    prop_assert!(
+                        (0.0..=bound(strategy, &params)).contains(&sleep),
+                        "{strategy} slept {sleep} ns at n = {n} with {params:?}"
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn every_strategy_draws_the_same_sleeps_from_the_same_seed(params in params(), seed in any::<u64>()) {
+            for &strategy in Strategy::ALL {
+                let sleeps = || {
+                    let (mut rng, mut memory) = (test_rng(seed), BackoffMemory::default());
+                    (1..20).map(|n| strategy.delay(&params, n, &mut memory, &mut rng)).collect::<Vec<_>>()
+                };
+                prop_assert_eq!(sleeps(), sleeps(), "{}", strategy);
+            }
+        }
+    }
+}
