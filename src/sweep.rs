@@ -73,16 +73,6 @@ pub struct Swept {
 }
 
 impl Swept {
-    /// `runs` with full timelines (as [`run_sweep`] returns them), folded by point.
-    pub fn from_runs(model: ModelKind, point_count: usize, mut runs: Vec<Run>) -> Swept {
-        let mut timelines = vec![PointTimelines::default(); point_count];
-        for run in &mut runs {
-            timelines[run.point].add(&run.output, model.outcome_metric());
-            run.output.timeline = Vec::new();
-        }
-        Swept { runs, timelines }
-    }
-
     /// Adds `other`'s runs and timelines (runs of other replicates), keeping the runs in (point, replicate) order.
     pub fn absorb(&mut self, other: Swept) {
         self.runs.extend(other.runs);
@@ -144,6 +134,15 @@ pub struct PointTimelines {
 }
 
 impl PointTimelines {
+    /// The timelines of `runs` (whole, as [`run_sweep`] returns them) summed by point.
+    pub fn of_runs(model: ModelKind, point_count: usize, runs: &[Run]) -> Vec<PointTimelines> {
+        let mut timelines = vec![PointTimelines::default(); point_count];
+        for run in runs {
+            timelines[run.point].add(&run.output, model.outcome_metric());
+        }
+        timelines
+    }
+
     /// Adds a finished run's timeline; `outcome` is the model's outcome metric.
     pub fn add(&mut self, output: &RunOutput, outcome: Option<usize>) {
         let group = match outcome.map(|metric| output.metrics[metric]) {

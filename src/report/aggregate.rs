@@ -51,12 +51,17 @@ pub struct Aggregate {
 
 /// Folds `runs` (ordered by point, then replicate, each with its whole timeline) into per-point results.
 pub fn aggregate(model: ModelKind, point_count: usize, runs: &[Run]) -> Aggregate {
-    aggregate_swept(model, &Swept::from_runs(model, point_count, runs.to_vec()))
+    aggregate_parts(model, runs, &PointTimelines::of_runs(model, point_count, runs))
 }
 
-/// Folds a sweep's runs (ordered by point, then replicate) and its timelines into per-point results.
+/// Folds a sweep's runs (ordered by point, then replicate) and its summed timelines into per-point results.
 pub fn aggregate_swept(model: ModelKind, swept: &Swept) -> Aggregate {
-    let (runs, point_count) = (&swept.runs, swept.timelines.len());
+    aggregate_parts(model, &swept.runs, &swept.timelines)
+}
+
+/// The runs' estimates beside the points' timelines (one per point).
+fn aggregate_parts(model: ModelKind, runs: &[Run], point_timelines: &[PointTimelines]) -> Aggregate {
+    let point_count = point_timelines.len();
     let specs = model.metrics();
     let mut summary = Vec::with_capacity(point_count);
     let mut timelines = Vec::with_capacity(point_count);
@@ -65,7 +70,7 @@ pub fn aggregate_swept(model: ModelKind, swept: &Swept) -> Aggregate {
     let mut latency = Vec::with_capacity(point_count);
     let mut highlights = Vec::with_capacity(point_count);
     let mut values = Vec::new();
-    for (point, point_timelines) in swept.timelines.iter().enumerate() {
+    for (point, point_timelines) in point_timelines.iter().enumerate() {
         let start = runs.partition_point(|run| run.point < point);
         let end = runs.partition_point(|run| run.point <= point);
         let point_runs = &runs[start..end];
