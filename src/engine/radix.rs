@@ -18,6 +18,10 @@ use crate::time::SimTime;
 /// Buckets: one for "equal to the last key", one per bit position of a `u64`.
 const BUCKETS: usize = 65;
 
+/// Entries a refill places in buckets up to this one are due within 2^SOON_BUCKETS ns (about 4 µs): shown to
+/// `pop`'s `soon`.
+const SOON_BUCKETS: usize = 12;
+
 /// Pending events ordered by time, FIFO among equal times, for a monotone clock.
 pub(super) struct RadixHeap<E> {
     buckets: Vec<Vec<(u64, E)>>,
@@ -69,12 +73,13 @@ impl<E: Copy> RadixHeap<E> {
         self.len += 1;
     }
 
-    /// Removes and returns the earliest event.
+    /// Removes and returns the earliest event. `soon` sees each entry a refill brings within
+    /// 2^[`SOON_BUCKETS`] ns of the new minimum: the events most likely to come next, for the model to prefetch.
     #[inline]
-    pub(super) fn pop(&mut self) -> Option<(SimTime, E)> {
+    pub(super) fn pop(&mut self, soon: impl FnMut(&E)) -> Option<(SimTime, E)> {
         self.consume_taken();
         if self.head == self.buckets[0].len() {
-            self.refill()?;
+            self.refill(soon)?;
         }
         let (key, event) = self.buckets[0][self.head];
         self.head_taken = true;
@@ -82,7 +87,7 @@ impl<E: Copy> RadixHeap<E> {
     }
 
     /// Bucket 0 is used up: spread the lowest non-empty bucket around its smallest key. `None` if empty.
-    fn refill(&mut self) -> Option<()> {
+    fn refill(&mut self, mut soon: impl FnMut(&E)) -> Option<()> {
         let mut used = std::mem::take(&mut self.buckets[0]);
         used.clear();
         self.buckets[0] = self.reusable(used);
@@ -92,6 +97,9 @@ impl<E: Copy> RadixHeap<E> {
         self.last = spreading.iter().map(|&(key, _)| key).min().unwrap_or(self.last);
         for entry in spreading.drain(..) {
             let bucket = self.bucket_of(entry.0);
+            if bucket <= SOON_BUCKETS {
+                soon(&entry.1);
+            }
             self.buckets[bucket].push(entry);
         }
         self.buckets[lowest] = self.reusable(spreading);

@@ -22,6 +22,7 @@ mod config;
 mod limiter_tests;
 mod outcome;
 mod params;
+mod request;
 mod run;
 #[cfg(test)]
 mod tests;
@@ -136,7 +137,7 @@ impl SimModel for Server {
 
     fn footprint(config: &ServerConfig) -> Footprint {
         let records = config.workload.peak_requests();
-        Footprint { horizon: config.workload.horizon(), records, bytes_per_record: run::BYTES_PER_REQUEST }
+        Footprint { horizon: config.workload.horizon(), records, bytes_per_record: request::bytes_per_request(config) }
     }
 
     fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {

@@ -9,6 +9,7 @@ use super::clocks::Clocks;
 use super::config::{MAX_RETRY_AFTER, ServerConfig};
 use super::outcome::Outcome;
 use super::params::OnTimeout;
+use super::request::{ExtrasTable, Request, keeps_extras};
 use super::{metric, series};
 use crate::engine::{Model, RunSeeds, Scheduler, Stream, Streams, run};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, Phase, PhaseMetrics, PhaseTally, Trigger};
@@ -17,16 +18,13 @@ use crate::model::trace::Tracer;
 use crate::model::verdict::Verdict;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, ClientClock, FailureKind, GiveUpReason, RetryDecision, TokenBucket};
+use crate::policy::{FailureKind, GiveUpReason, RetryDecision, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, ThinkDraws};
 
 /// Runs one replicate.
 pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
-    let mut run_state = ServerRun::new(config, run_settings.seeds, run_settings.bucket);
-    if run_settings.trace {
-        run_state.tracer = Some(Tracer::default());
-    }
+    let mut run_state = ServerRun::new(config, run_settings.seeds, run_settings.bucket, run_settings.trace);
     let mut scheduler = Scheduler::with_capacity(1024);
     match &config.workload.arrivals {
         Arrivals::Burst { requests } => {
@@ -83,42 +81,6 @@ pub(super) enum ServerEvent {
     AdmittedSend { slot: u32 },
 }
 
-/// Memory per request alive: its record and free-list entry, a timeout deadline, and two pending events, each
-/// counted twice for the slack of growing buffers (the plan's memory estimate).
-pub(super) const BYTES_PER_REQUEST: u64 = (size_of::<Request>()
-    + size_of::<u32>()
-    + size_of::<(SimTime, u32, u32)>()
-    + 2 * 2 * size_of::<(u64, ServerEvent)>()) as u64;
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Request {
-    /// When the request was first sent, relative to the trigger (for the windowed metrics).
-    phase: Phase,
-    client: u32,
-    sent_at: SimTime,
-    /// The token of the attempt the client waits for; 0 while it sleeps and once it is done.
-    token: u32,
-    failed_attempts: u32,
-    memory: BackoffMemory,
-    measured: bool,
-    /// The client still wants an answer.
-    open: bool,
-    /// Attempts on their way to, or held by, the server. The slot is reused only when this is 0 and the client
-    /// is done, so the server can always tell which request an attempt belongs to.
-    at_server: u32,
-    /// Times the server applied this request's side effect.
-    applied: u32,
-    /// The limiter's permit for the attempt in flight (`None` for a first try).
-    permit: Option<Permit>,
-    /// With `on_timeout = "cancel"`: the token of this request's attempt waiting in the queue (0: none). A
-    /// request has at most one such attempt, because its timeout cancels it before a retry is sent.
-    queued_token: u32,
-    /// The backoff slept before the attempt in flight (for traces).
-    slept: SimDuration,
-    /// The clock its client waits by.
-    clock: ClientClock,
-}
-
 struct ServerRun<'a> {
     config: &'a ServerConfig,
     /// The trigger, if the run has one: requests are tallied by when they were first sent relative to it.
@@ -128,6 +90,8 @@ struct ServerRun<'a> {
     streams: Streams,
     think: ThinkDraws,
     requests: Vec<Request>,
+    /// Indexed like `requests` when a limiter, a clock policy or a trace needs them; else empty.
+    extras: ExtrasTable,
     free_slots: Vec<u32>,
     next_token: u32,
     queue: VecDeque<(u32, u32, SimTime)>,
@@ -184,12 +148,13 @@ struct Counts {
 }
 
 impl<'a> ServerRun<'a> {
-    fn new(config: &'a ServerConfig, seeds: RunSeeds, bucket: SimDuration) -> Self {
+    fn new(config: &'a ServerConfig, seeds: RunSeeds, bucket: SimDuration, trace: bool) -> Self {
         ServerRun {
             config,
             trigger: config.trigger_end.map(|end| Trigger { start: config.trigger_start.unwrap_or(end), end }),
             phases: PhaseTally::default(),
             requests: Vec::with_capacity(1024),
+            extras: ExtrasTable::new(keeps_extras(config, trace)),
             free_slots: Vec::with_capacity(1024),
             next_token: 1,
             queue: VecDeque::with_capacity(1024),
@@ -206,7 +171,7 @@ impl<'a> ServerRun<'a> {
             waits: 0,
             counts: Counts::default(),
             retry_limiters: config.limiter.iter().flat_map(|limiter| vec![limiter.clone(); config.limiter_instances as usize]).collect(),
-            tracer: None,
+            tracer: trace.then(Tracer::default),
             clocks: Clocks::new(config.clock, &config.workload.arrivals, config.workload.duration, seeds),
             streams: Streams::new(seeds),
             think: ThinkDraws::new(seeds.seed_of(Stream::Think), &config.workload.arrivals),
@@ -230,7 +195,7 @@ impl<'a> ServerRun<'a> {
     fn open_request(&mut self, client: u32, now: SimTime) -> u32 {
         let clock = self.clocks.of_request(self.config.workload.arrivals.clients().map(|_| client));
         let measured = now >= self.config.workload.warmup;
-        let request = Request { client, sent_at: now, measured, open: true, clock, ..Request::default() };
+        let request = Request { client, sent_at: now, measured, open: true, ..Request::default() };
         let request = Request { phase: self.trigger.map_or(Phase::Before, |trigger| trigger.phase(now)), ..request };
         self.phases.request(request.phase);
         let slot = match self.free_slots.pop() {
@@ -243,6 +208,7 @@ impl<'a> ServerRun<'a> {
                 (self.requests.len() - 1) as u32
             }
         };
+        self.extras.open(slot, clock);
         self.counts.requests += 1;
         self.timeline[series::OFFERED].record(now);
         self.offered_per_second.record(now);
@@ -272,7 +238,7 @@ impl<'a> ServerRun<'a> {
                 Admission::Reject => {
                     self.counts.rejected_locally += 1;
                     // A retry granted but never sent: its permit goes back as a withdrawal.
-                    if let Some(permit) = self.requests[slot as usize].permit.take()
+                    if let Some(permit) = self.extras.take_permit(slot)
                         && let Some(limiter) = self.limiter_of(slot)
                     {
                         limiter.withdraw(scheduler.now(), false, Some(permit));
@@ -301,7 +267,7 @@ impl<'a> ServerRun<'a> {
         request.token = token;
         request.at_server += 1;
         if let Some(tracer) = &mut self.tracer {
-            tracer.begin(request.client, scheduler.now(), request.slept);
+            tracer.begin(request.client, scheduler.now(), self.extras.slept(slot));
         }
         let delay = self.config.network.sample(&mut self.streams.network);
         scheduler.schedule_in(delay, ServerEvent::AttemptArrives { slot, token });
@@ -378,6 +344,11 @@ impl<'a> ServerRun<'a> {
         }
     }
 
+    /// The limiter's permit for the attempt in flight of `slot`.
+    fn permit(&self, slot: u32) -> Option<Permit> {
+        self.extras.permit(slot)
+    }
+
     /// True while `token` is the attempt the request in `slot` waits for.
     fn is_current(&self, slot: u32, token: u32) -> bool {
         self.requests.get(slot as usize).is_some_and(|request| request.open && request.token == token)
@@ -402,7 +373,7 @@ impl<'a> ServerRun<'a> {
     /// Tells the limiter how the attempt in flight of `slot` ended (`outcome` is one of the `Outcome`
     /// constructors, given the attempt's permit).
     fn record_outcome(&mut self, slot: u32, outcome: fn(Option<Permit>) -> CallOutcome, now: SimTime) -> CallOutcome {
-        let outcome = outcome(self.requests[slot as usize].permit);
+        let outcome = outcome(self.permit(slot));
         if let Some(limiter) = self.limiter_of(slot) {
             limiter.record(now, outcome);
         }
@@ -451,11 +422,11 @@ impl<'a> ServerRun<'a> {
                 &mut request.memory,
                 &mut self.streams.jitter,
             );
-            self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &request.clock)
+            self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &self.extras.clock(slot))
         };
         if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, self.limiter_of(slot)) {
             match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
-                Some(permit) => self.requests[slot as usize].permit = Some(permit),
+                Some(permit) => self.extras.set_permit(slot, permit),
                 None => {
                     self.counts.refused += 1;
                     decision = RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
@@ -464,9 +435,8 @@ impl<'a> ServerRun<'a> {
         }
         match decision {
             RetryDecision::RetryAfter(sleep) => {
-                let request = &mut self.requests[slot as usize];
-                let sleep = request.permit.map_or(sleep, |permit| permit.sleep(now, sleep));
-                request.slept = sleep;
+                let sleep = self.permit(slot).map_or(sleep, |permit| permit.sleep(now, sleep));
+                self.extras.set_slept(slot, sleep);
                 scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot })
             }
             RetryDecision::GiveUp(_) => {
@@ -643,6 +613,23 @@ impl<'a> ServerRun<'a> {
 
 impl Model for ServerRun<'_> {
     type Event = ServerEvent;
+
+    /// Every event about an attempt reads its request's record; with a million clients the table outgrows the
+    /// caches and that first load dominates (docs/performance.md).
+    #[inline]
+    fn prefetch(&self, event: &ServerEvent) {
+        let slot = match *event {
+            ServerEvent::AttemptArrives { slot, .. }
+            | ServerEvent::ServiceDone { slot, .. }
+            | ServerEvent::Answer { slot, .. }
+            | ServerEvent::RetryDue { slot }
+            | ServerEvent::AdmittedSend { slot } => slot,
+            ServerEvent::NewRequest { .. } | ServerEvent::OpenArrival | ServerEvent::Timeouts => return,
+        };
+        if let Some(request) = self.requests.get(slot as usize) {
+            crate::engine::prefetch(request);
+        }
+    }
 
     fn handle(&mut self, event: ServerEvent, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
