@@ -285,21 +285,27 @@ fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {
 
 /// `retrylab validate`: checks every scenario (and every sweep point) without running anything.
 pub fn validate(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) -> Result<(), Error> {
-    let options = RunOptions { set: set.to_vec(), ..RunOptions::default() };
     for path in paths {
-        let (scenario, points) = prepare(path, &options)?;
-        let _ = writeln!(
-            stdout,
-            "ok: {} ({} model, {} points × {} replicates)",
-            scenario.display_path(),
-            scenario.model.name(),
-            points.len(),
-            scenario.replicates
-        );
-        let threads = rayon::current_num_threads();
-        let estimate = MemoryEstimate::of(&scenario, &points.iter().collect::<Vec<_>>(), threads);
-        let _ = writeln!(stdout, "  memory on {threads} threads: {estimate}");
+        validate_scenario(&Scenario::load(path, set)?, stdout)?;
     }
+    Ok(())
+}
+
+/// `validate`'s work on a scenario already parsed (with its `--set` overrides applied): plans every point and
+/// prints the plan and its memory estimate. Public so the fuzz targets take the path `validate` takes.
+pub fn validate_scenario(scenario: &Scenario, stdout: &mut dyn Write) -> Result<(), Error> {
+    let points = plan(scenario)?;
+    let _ = writeln!(
+        stdout,
+        "ok: {} ({} model, {} points × {} replicates)",
+        scenario.display_path(),
+        scenario.model.name(),
+        points.len(),
+        scenario.replicates
+    );
+    let threads = rayon::current_num_threads();
+    let estimate = MemoryEstimate::of(scenario, &points.iter().collect::<Vec<_>>(), threads);
+    let _ = writeln!(stdout, "  memory on {threads} threads: {estimate}");
     Ok(())
 }
 

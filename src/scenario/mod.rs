@@ -38,7 +38,7 @@ pub use crate::time::parse_duration;
 pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
 pub use parts::PartOrigins;
 pub(crate) use plan::point_of;
-pub use plan::{PlannedPoint, plan};
+pub use plan::{MAX_POINTS, PlannedPoint, plan};
 pub(crate) use plan::{plan_one, swept_at};
 pub use tune::{MAX_BUDGET, TuneTable};
 

@@ -8,7 +8,7 @@ use crate::model::ModelConfig;
 use crate::params::{Point, Value};
 
 /// Refuse sweeps beyond this many points: they are typos, not studies.
-pub(super) const MAX_POINTS: usize = 1_000_000;
+pub const MAX_POINTS: usize = 1_000_000;
 
 /// One sweep point, ready to run.
 pub struct PlannedPoint {

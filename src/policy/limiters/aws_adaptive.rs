@@ -181,6 +181,12 @@ impl AwsAdaptive {
     pub fn cubic(&self) -> &Cubic {
         &self.cubic
     }
+
+    /// The standard retry quota it spends retries from.
+    #[cfg(test)]
+    pub(crate) fn quota(&self) -> &AwsRetryQuota {
+        &self.quota
+    }
 }
 
 impl RetryLimiter for AwsAdaptive {

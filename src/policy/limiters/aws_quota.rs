@@ -29,6 +29,12 @@ impl AwsRetryQuota {
     pub fn new(capacity: f64, retry_cost: f64, timeout_cost: f64, throttled_cost: f64) -> Self {
         AwsRetryQuota { capacity, tokens: capacity, retry_cost, timeout_cost, throttled_cost }
     }
+
+    /// The tokens left now.
+    #[cfg(test)]
+    pub(crate) fn tokens(&self) -> f64 {
+        self.tokens
+    }
 }
 
 impl RetryLimiter for AwsRetryQuota {

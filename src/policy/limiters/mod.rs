@@ -354,6 +354,9 @@ pub trait RetryLimiter {
 }
 
 #[cfg(test)]
+mod properties;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::params::{ParamDefault, Section};

@@ -27,6 +27,12 @@ impl RetryTokenBucket {
     pub fn new(deposit: f64, capacity: f64, rule: DepositRule) -> Self {
         RetryTokenBucket { deposit, capacity, rule, tokens: capacity }
     }
+
+    /// The tokens in the bucket now.
+    #[cfg(test)]
+    pub(crate) fn tokens(&self) -> f64 {
+        self.tokens
+    }
 }
 
 impl RetryLimiter for RetryTokenBucket {
