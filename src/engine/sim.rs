@@ -1,6 +1,8 @@
 //! The event loop. It pops the earliest event, advances the clock and hands the event to the model; the model
 //! schedules follow-up events through the [`Scheduler`]. The loop knows nothing of what the events mean.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::queue::EventQueue;
 use crate::time::{SimDuration, SimTime};
 
@@ -70,11 +72,17 @@ pub struct RunLimit {
     pub max_events: u64,
     /// Do not deliver events later than this instant.
     pub horizon: SimTime,
+    /// Stop, as truncated, once this is non-zero (a signal asked the process to stop). Read every
+    /// [`ABORT_POLL_EVENTS`] events, so a long run ends promptly at the cost of one relaxed load per poll.
+    pub abort: Option<&'static AtomicUsize>,
 }
+
+/// How many events pass between two reads of [`RunLimit::abort`].
+pub const ABORT_POLL_EVENTS: u64 = 1 << 16;
 
 impl Default for RunLimit {
     fn default() -> Self {
-        RunLimit { max_events: u64::MAX, horizon: SimTime::from_nanos(u64::MAX) }
+        RunLimit { max_events: u64::MAX, horizon: SimTime::from_nanos(u64::MAX), abort: None }
     }
 }
 
@@ -89,7 +97,8 @@ pub struct RunStats {
     pub truncated: bool,
 }
 
-/// Delivers events to `model` in (time, insertion) order until none are left, the model stops, or `limit` is hit.
+/// Delivers events to `model` in (time, insertion) order until none are left, the model stops, or `limit` is hit
+/// (its abort flag included).
 pub fn run<M: Model>(model: &mut M, scheduler: &mut Scheduler<M::Event>, limit: RunLimit) -> RunStats {
     let mut events = 0_u64;
     let mut truncated = false;
@@ -103,6 +112,11 @@ pub fn run<M: Model>(model: &mut M, scheduler: &mut Scheduler<M::Event>, limit: 
         events += 1;
         model.handle(event, scheduler);
         if scheduler.stop_requested {
+            break;
+        }
+        if events.is_multiple_of(ABORT_POLL_EVENTS) && limit.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0)
+        {
+            truncated = scheduler.pending() > 0;
             break;
         }
     }
@@ -162,5 +176,19 @@ mod tests {
         let next = run(&mut model, &mut scheduler, RunLimit { max_events: 1, ..RunLimit::default() });
         assert_eq!(next.events, 1);
         assert_eq!(scheduler.pending(), pending + 1, "delivered one, which scheduled two");
+    }
+
+    #[test]
+    fn a_raised_abort_flag_ends_the_run_at_the_next_poll() {
+        static ABORT: AtomicUsize = AtomicUsize::new(0);
+        let mut model = Recorder { seen: Vec::new(), budget: u32::MAX };
+        let mut scheduler = Scheduler::with_capacity(16);
+        scheduler.schedule_at(SimTime::ZERO, 1);
+        let limit = RunLimit { max_events: 3 * ABORT_POLL_EVENTS, abort: Some(&ABORT), ..RunLimit::default() };
+        assert_eq!(run(&mut model, &mut scheduler, limit).events, 3 * ABORT_POLL_EVENTS, "not raised: no effect");
+        ABORT.store(2, Ordering::Relaxed);
+        let stats = run(&mut model, &mut scheduler, limit);
+        assert_eq!(stats.events, ABORT_POLL_EVENTS);
+        assert!(stats.truncated);
     }
 }

@@ -11,6 +11,7 @@ mod docs;
 mod golden;
 mod honest_metrics;
 mod hostile_input;
+mod interrupts;
 mod memory;
 mod metastability;
 mod models_input;
