@@ -1,5 +1,6 @@
 //! The binary's signals. SIGINT and SIGTERM only record themselves, for the library to stop at the next run or
-//! point and keep what is finished; a second one exits at once.
+//! point and keep what is finished; a second one exits at once. SIGXFSZ is caught so that a write past the
+//! file-size limit fails with "File too large" and is reported, instead of killing the process.
 
 use std::sync::atomic::AtomicBool;
 
@@ -8,6 +9,8 @@ use signal_hook::flag;
 
 /// Set by the first SIGINT or SIGTERM: a second one then exits at once with its code.
 static STOPPING: AtomicBool = AtomicBool::new(false);
+/// Set by SIGXFSZ; nothing reads it, the failed write reports the limit.
+static FILE_TOO_LARGE: AtomicBool = AtomicBool::new(false);
 
 /// Installs the handlers. The order matters: the second signal's exit is checked before the first sets the flag.
 pub fn install() -> std::io::Result<()> {
@@ -16,6 +19,8 @@ pub fn install() -> std::io::Result<()> {
         flag::register_usize(signal, &retrylab::interrupt::SIGNAL, signal as usize)?;
         flag::register(signal, &STOPPING)?;
     }
+    #[cfg(unix)]
+    flag::register(signal_hook::consts::SIGXFSZ, &FILE_TOO_LARGE)?;
     Ok(())
 }
 

@@ -135,7 +135,18 @@ pub(super) fn run_one(
     }
     let aggregate = report::aggregate_swept(scenario.model, &swept);
     let info = RunInfo { threads, elapsed_s, overrides: options.set.clone(), shards: None };
-    let written = report::write_results(scenario, points, runs, &aggregate, &info, out)?;
+    let written = report::write_results(scenario, points, runs, &aggregate, &info, out).map_err(|error| {
+        if let Error::Write { .. } | Error::Chart { .. } = error {
+            eprintln!(
+                "note: {} was left as it was; the {} finished points stay in {}, and the same command with --resume \
+                 writes the results from them without running them again",
+                out.display(),
+                owned.len(),
+                folder.dir.display()
+            );
+        }
+        kept(error)
+    })?;
     folder.remove()?;
     if !options.quiet {
         let _ = writeln!(

@@ -8,6 +8,7 @@ mod clocks;
 mod common;
 mod determinism;
 mod docs;
+mod failing_disk;
 mod golden;
 mod honest_metrics;
 mod hostile_input;
