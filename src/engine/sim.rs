@@ -73,7 +73,8 @@ pub struct RunLimit {
     /// Do not deliver events later than this instant.
     pub horizon: SimTime,
     /// Stop, as truncated, once this is non-zero (a signal asked the process to stop). Read every
-    /// [`ABORT_POLL_EVENTS`] events, so a long run ends promptly at the cost of one relaxed load per poll.
+    /// [`ABORT_POLL_EVENTS`] events, by the comparison that already checks the event cap, so a long run ends
+    /// promptly at no cost per event.
     pub abort: Option<&'static AtomicUsize>,
 }
 
@@ -102,21 +103,23 @@ pub struct RunStats {
 pub fn run<M: Model>(model: &mut M, scheduler: &mut Scheduler<M::Event>, limit: RunLimit) -> RunStats {
     let mut events = 0_u64;
     let mut truncated = false;
+    // The event count at which to look at the limits again: one comparison per event covers both the cap and the
+    // abort poll.
+    let mut next_look = limit.max_events.min(ABORT_POLL_EVENTS);
     while let Some((at, event)) = scheduler.queue.pop() {
-        if events >= limit.max_events || at > limit.horizon {
-            scheduler.queue.unpop();
-            truncated = true;
-            break;
+        if events >= next_look || at > limit.horizon {
+            let aborted = limit.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0);
+            if events >= limit.max_events || at > limit.horizon || aborted {
+                scheduler.queue.unpop();
+                truncated = true;
+                break;
+            }
+            next_look = limit.max_events.min(events + ABORT_POLL_EVENTS);
         }
         scheduler.now = at;
         events += 1;
         model.handle(event, scheduler);
         if scheduler.stop_requested {
-            break;
-        }
-        if events.is_multiple_of(ABORT_POLL_EVENTS) && limit.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0)
-        {
-            truncated = scheduler.pending() > 0;
             break;
         }
     }
