@@ -32,6 +32,10 @@ pub enum Error {
     /// what is wrong and how to fix it.
     #[error("{0}")]
     Shards(String),
+    /// A signal (Ctrl-C, SIGTERM) stopped the work before it was done; the message says what was kept. When
+    /// `resumable`, the same command with `--resume` goes on from there. The binary exits with 128 + `signal`.
+    #[error("{message}")]
+    Interrupted { signal: i32, message: String, resumable: bool },
 }
 
 impl Error {

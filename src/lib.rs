@@ -107,6 +107,7 @@ pub(crate) mod budget;
 pub mod commands;
 pub mod engine;
 mod error;
+pub mod interrupt;
 pub(crate) mod metrics;
 pub mod model;
 pub mod params;

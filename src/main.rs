@@ -1,4 +1,5 @@
 mod cli;
+mod signals;
 
 use std::process::ExitCode;
 
@@ -107,12 +108,23 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
 }
 
 fn main() -> ExitCode {
+    if let Err(error) = signals::install() {
+        eprintln!("warning: Ctrl-C will stop at once, keeping only the points already stored: {error}");
+    }
     let cli = cli::Cli::parse();
     match execute(cli.command).map_err(anyhow::Error::from) {
         Ok(()) => ExitCode::SUCCESS,
         // A reader that stops early (`retrylab delays … --raw | head`) closes the pipe: that is not a failure.
         Err(error) if is_closed_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
+            if let Some(retrylab::Error::Interrupted { signal, resumable, .. }) = error.downcast_ref() {
+                if *resumable {
+                    eprintln!("{error}; resume with:\n  {}", signals::resume_command(&arguments()));
+                } else {
+                    eprintln!("{error}");
+                }
+                return ExitCode::from(u8::try_from(signals::exit_code(*signal)).unwrap_or(1));
+            }
             eprintln!("Error: {error:#}");
             let bad_input = error.downcast_ref::<retrylab::Error>().is_some_and(retrylab::Error::is_bad_input);
             ExitCode::from(if bad_input { 2 } else { 1 })
@@ -127,4 +139,9 @@ fn is_closed_pipe(error: &anyhow::Error) -> bool {
         Some(retrylab::Error::Write { path, source })
             if path.as_os_str() == "<stdout>" && source.kind() == std::io::ErrorKind::BrokenPipe
     )
+}
+
+/// The program and its arguments as given (not valid Unicode: shown lossily).
+fn arguments() -> Vec<String> {
+    std::env::args_os().map(|arg| arg.to_string_lossy().into_owned()).collect()
 }

@@ -188,7 +188,8 @@ pub fn run_sweep(
 /// Runs the given share of a sweep, adding each run's timeline into its point's as it ends. `on_run_done` is called
 /// once per finished run and `on_point_done` once per finished point with its runs and timelines (both from any
 /// thread; the latter stores checkpoints, and its first error stops the sweep). The runs come back ordered by
-/// (point, replicate) when `work` is ordered by point.
+/// (point, replicate) when `work` is ordered by point. Once a signal asks the process to stop
+/// ([`crate::interrupt`]), no run starts and no point is stored, and the sweep ends with [`crate::Error::Interrupted`].
 pub fn run_work(
     points: &[PlannedPoint],
     work: &[PointWork],
@@ -215,6 +216,7 @@ fn execute(
             .replicates
             .par_iter()
             .map(|&replicate| {
+                crate::interrupt::check()?;
                 let seeds = planned.seeds(settings.master_seed, replicate);
                 let run = RunSettings {
                     seeds,
@@ -228,9 +230,11 @@ fn execute(
                     output.timeline = Vec::new();
                 }
                 on_run_done();
-                Run { point: share.point, replicate, seed: seeds.policy, output }
+                Ok(Run { point: share.point, replicate, seed: seeds.policy, output })
             })
-            .collect();
+            .collect::<Result<_, crate::Error>>()?;
+        // A signal may have cut one of these runs short: once one has come, no point is stored.
+        crate::interrupt::check()?;
         on_point_done(&runs, &folds[share.point].lock().unwrap_or_else(|poisoned| poisoned.into_inner()))?;
         Ok(runs)
     };

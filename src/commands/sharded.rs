@@ -7,10 +7,10 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use super::{RunOptions, default_out_dir, progress_bar};
-use crate::Error;
 use crate::budget::{self, Bytes, MemoryEstimate};
 use crate::report::{self, RunInfo, atomic};
 use crate::scenario::{PlannedPoint, Scenario};
@@ -19,6 +19,7 @@ use crate::shard::folder::StudyRecord;
 use crate::shard::merge::{find_shard_folders, merge as merge_shards};
 use crate::shard::{CHECKPOINT_DIR, ShardFolder, ShardManifest, ShardSpec, Study};
 use crate::sweep::{PointTimelines, PointWork, Run, SweepSettings, run_work};
+use crate::{Error, interrupt};
 
 /// Runs one scenario's sweep, or its shard's part (`options.shard`), into `out` (the results folder, or the shard
 /// folder).
@@ -62,10 +63,32 @@ pub(super) fn run_one(
     let bar = progress_bar(total, &label, options.quiet);
     let started = Instant::now();
     let settings = SweepSettings::for_scenario(scenario, options.threads);
+    let saved = AtomicUsize::new(0);
     let save = |point_runs: &[Run], timelines: &PointTimelines| {
-        folder.save_point(&points[point_runs[0].point], point_runs, timelines)
+        folder.save_point(&points[point_runs[0].point], point_runs, timelines)?;
+        saved.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     };
-    let fresh = run_work(points, &work, settings, &|| bar.inc(1), &save)?;
+    // A signal ends the run with what the checkpoint holds and how to go on.
+    let kept = |error: Error| match error {
+        Error::Interrupted { signal, .. } => Error::Interrupted {
+            signal,
+            message: format!(
+                "{}: interrupted by {}; kept {} of {} points in {}",
+                label,
+                interrupt::name(signal),
+                done.len() + saved.load(Ordering::Relaxed),
+                owned.len(),
+                folder.dir.display()
+            ),
+            resumable: true,
+        },
+        other => other,
+    };
+    let fresh = run_work(points, &work, settings, &|| bar.inc(1), &save).map_err(|error| {
+        bar.finish_and_clear();
+        kept(error)
+    })?;
     bar.finish_and_clear();
     let elapsed_s = started.elapsed().as_secs_f64();
     let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
@@ -112,7 +135,18 @@ pub(super) fn run_one(
     }
     let aggregate = report::aggregate_swept(scenario.model, &swept);
     let info = RunInfo { threads, elapsed_s, overrides: options.set.clone(), shards: None };
-    let written = report::write_results(scenario, points, runs, &aggregate, &info, out)?;
+    let written = report::write_results(scenario, points, runs, &aggregate, &info, out).map_err(|error| {
+        if let Error::Write { .. } | Error::Chart { .. } = error {
+            eprintln!(
+                "note: {} was left as it was; the {} finished points stay in {}, and the same command with --resume \
+                 writes the results from them without running them again",
+                out.display(),
+                owned.len(),
+                folder.dir.display()
+            );
+        }
+        kept(error)
+    })?;
     folder.remove()?;
     if !options.quiet {
         let _ = writeln!(

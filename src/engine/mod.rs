@@ -8,7 +8,7 @@ mod sim;
 
 pub use queue::EventQueue;
 pub use rng::{RunSeeds, SimRng, Stream, Streams, mix64, replicate_seed, sim_rng, stable_hash};
-pub use sim::{Model, RunLimit, RunStats, Scheduler, run};
+pub use sim::{ABORT_POLL_EVENTS, Model, RunLimit, RunStats, Scheduler, run};
 
 /// Asks the CPU to start loading the cache lines holding `value` (x86-64; elsewhere a no-op). A hint only.
 #[inline]

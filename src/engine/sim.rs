@@ -1,6 +1,8 @@
 //! The event loop. It pops the earliest event, advances the clock and hands the event to the model; the model
 //! schedules follow-up events through the [`Scheduler`]. The loop knows nothing of what the events mean.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::queue::EventQueue;
 use crate::time::{SimDuration, SimTime};
 
@@ -75,11 +77,18 @@ pub struct RunLimit {
     pub max_events: u64,
     /// Do not deliver events later than this instant.
     pub horizon: SimTime,
+    /// Stop, as truncated, once this is non-zero (a signal asked the process to stop). Read every
+    /// [`ABORT_POLL_EVENTS`] events, by the comparison that already checks the event cap, so a long run ends
+    /// promptly at no cost per event.
+    pub abort: Option<&'static AtomicUsize>,
 }
+
+/// How many events pass between two reads of [`RunLimit::abort`].
+pub const ABORT_POLL_EVENTS: u64 = 1 << 16;
 
 impl Default for RunLimit {
     fn default() -> Self {
-        RunLimit { max_events: u64::MAX, horizon: SimTime::from_nanos(u64::MAX) }
+        RunLimit { max_events: u64::MAX, horizon: SimTime::from_nanos(u64::MAX), abort: None }
     }
 }
 
@@ -94,15 +103,23 @@ pub struct RunStats {
     pub truncated: bool,
 }
 
-/// Delivers events to `model` in (time, insertion) order until none are left, the model stops, or `limit` is hit.
+/// Delivers events to `model` in (time, insertion) order until none are left, the model stops, or `limit` is hit
+/// (its abort flag included).
 pub fn run<M: Model>(model: &mut M, scheduler: &mut Scheduler<M::Event>, limit: RunLimit) -> RunStats {
     let mut events = 0_u64;
     let mut truncated = false;
+    // The event count at which to look at the limits again: one comparison per event covers both the cap and the
+    // abort poll.
+    let mut next_look = limit.max_events.min(ABORT_POLL_EVENTS);
     while let Some((at, event)) = scheduler.queue.pop_noting_soon(|soon| model.prefetch(soon)) {
-        if events >= limit.max_events || at > limit.horizon {
-            scheduler.queue.unpop();
-            truncated = true;
-            break;
+        if events >= next_look || at > limit.horizon {
+            let aborted = limit.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0);
+            if events >= limit.max_events || at > limit.horizon || aborted {
+                scheduler.queue.unpop();
+                truncated = true;
+                break;
+            }
+            next_look = limit.max_events.min(events + ABORT_POLL_EVENTS);
         }
         scheduler.now = at;
         events += 1;
@@ -167,5 +184,19 @@ mod tests {
         let next = run(&mut model, &mut scheduler, RunLimit { max_events: 1, ..RunLimit::default() });
         assert_eq!(next.events, 1);
         assert_eq!(scheduler.pending(), pending + 1, "delivered one, which scheduled two");
+    }
+
+    #[test]
+    fn a_raised_abort_flag_ends_the_run_at_the_next_poll() {
+        static ABORT: AtomicUsize = AtomicUsize::new(0);
+        let mut model = Recorder { seen: Vec::new(), budget: u32::MAX };
+        let mut scheduler = Scheduler::with_capacity(16);
+        scheduler.schedule_at(SimTime::ZERO, 1);
+        let limit = RunLimit { max_events: 3 * ABORT_POLL_EVENTS, abort: Some(&ABORT), ..RunLimit::default() };
+        assert_eq!(run(&mut model, &mut scheduler, limit).events, 3 * ABORT_POLL_EVENTS, "not raised: no effect");
+        ABORT.store(2, Ordering::Relaxed);
+        let stats = run(&mut model, &mut scheduler, limit);
+        assert_eq!(stats.events, ABORT_POLL_EVENTS);
+        assert!(stats.truncated);
     }
 }

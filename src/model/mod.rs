@@ -108,8 +108,14 @@ impl RunSettings {
         RunSettings { seeds: RunSeeds::single(seed), bucket, max_events: DEFAULT_MAX_EVENTS, trace: false }
     }
 
+    /// The engine's limits for this run: the event cap, and the process's stop signal (a run in progress ends
+    /// when one arrives; the sweep then keeps none of its point's runs).
     pub fn limit(&self) -> crate::engine::RunLimit {
-        crate::engine::RunLimit { max_events: self.max_events, ..crate::engine::RunLimit::default() }
+        crate::engine::RunLimit {
+            max_events: self.max_events,
+            abort: Some(&crate::interrupt::SIGNAL),
+            ..crate::engine::RunLimit::default()
+        }
     }
 }
 

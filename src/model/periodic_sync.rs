@@ -180,10 +180,7 @@ impl SimModel for PeriodicSync {
             };
             scheduler.schedule_in(first, SyncEvent::TimerExpires { node });
         }
-        let limit = crate::engine::RunLimit {
-            max_events: settings.max_events,
-            horizon: SimTime::ZERO + config.duration,
-        };
+        let limit = crate::engine::RunLimit { horizon: SimTime::ZERO + config.duration, ..settings.limit() };
         let stats = run(&mut state, &mut scheduler, limit);
         let mut output = state.finish(stats.events);
         output.truncated = stats.truncated && stats.events >= settings.max_events;

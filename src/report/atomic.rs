@@ -25,16 +25,6 @@ pub(crate) fn remove_temporary_files(dir: &Path) {
     }
 }
 
-/// Removes `target` if it exists: a file an earlier run wrote that this one does not.
-pub(crate) fn remove_if_present(target: &Path) -> Result<(), Error> {
-    match fs::remove_file(target) {
-        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
-            Err(Error::Write { path: target.to_owned(), source: error })
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Moves a finished temporary file into place.
 pub(crate) fn commit(temporary: &Path, target: &Path) -> Result<(), Error> {
     fs::rename(temporary, target).map_err(|source| Error::Write { path: target.to_owned(), source })

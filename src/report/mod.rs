@@ -12,6 +12,7 @@ pub(crate) mod otlp;
 mod paired;
 mod rasterise;
 pub(crate) mod read;
+mod staging;
 mod tables;
 pub mod terminal;
 pub(crate) mod trace;
@@ -41,11 +42,30 @@ pub struct RunInfo {
 }
 
 /// Writes summary.csv, runs.csv, timeline.csv, latency.csv (models that measure latency), paired.csv (sweeps with a
-/// policy axis), manifest.json, the
-/// charts and, last, report.html (which embeds the charts) into `out` (which must exist). Returns the files
-/// written. The charts are drawn from the tables as written (numbers rounded as in the CSV), so `retrylab plot`
-/// redraws them byte for byte.
+/// policy axis), manifest.json, the charts and, last, report.html (which embeds the charts) into `out` (which must
+/// exist). Returns the files written. The charts are drawn from the tables as written (numbers rounded as in the
+/// CSV), so `retrylab plot` redraws them byte for byte.
+///
+/// The files are written into a staging folder and moved into `out` together at the end (see [`staging`]): should
+/// a write fail or a signal come first, `out` is left as it was.
 pub fn write_results(
+    scenario: &Scenario,
+    points: &[PlannedPoint],
+    runs: &[Run],
+    aggregate: &Aggregate,
+    info: &RunInfo,
+    out: &Path,
+) -> Result<Vec<PathBuf>, Error> {
+    let staging = staging::Staging::create(out)?;
+    let written = write_files(scenario, points, runs, aggregate, info, staging.dir())
+        .and_then(|written| crate::interrupt::check().map(|()| written))
+        .map_err(|error| staging.in_place(error))?;
+    // A folder run again must not keep a table this run does not write (`plot` would draw it).
+    staging.commit(&written, &["paired.csv", read::OUTCOME_TIMELINE])
+}
+
+/// [`write_results`]' files, written into `out`.
+fn write_files(
     scenario: &Scenario,
     points: &[PlannedPoint],
     runs: &[Run],
@@ -82,14 +102,11 @@ pub fn write_results(
     if let Some(latency) = latency {
         put(&mut written, "latency.csv", latency)?;
     }
-    match paired::paired_csv(scenario, points, runs, aggregate) {
-        Some(paired) => put(&mut written, "paired.csv", paired)?,
-        None => atomic::remove_if_present(&out.join("paired.csv"))?,
+    if let Some(paired) = paired::paired_csv(scenario, points, runs, aggregate) {
+        put(&mut written, "paired.csv", paired)?;
     }
-    match outcome_timeline {
-        Some(outcome_timeline) => put(&mut written, read::OUTCOME_TIMELINE, outcome_timeline)?,
-        // A folder run again must not keep a split this run does not have (`plot` would draw it).
-        None => atomic::remove_if_present(&out.join(read::OUTCOME_TIMELINE))?,
+    if let Some(outcome_timeline) = outcome_timeline {
+        put(&mut written, read::OUTCOME_TIMELINE, outcome_timeline)?;
     }
     put(&mut written, "manifest.json", manifest.to_json())?;
     let charts = charts::draw_all(scenario, points, &drawn, out)?;

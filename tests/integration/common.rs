@@ -30,6 +30,26 @@ clients = [5, 15]
 strategy = ["exponential", "full-jitter", "decorrelated-jitter"]
 "#;
 
+/// Enough work (12 points of about 0.1 s each on one thread) that a kill or a signal lands in the middle.
+pub const SLOW: &str = r#"schema_version = 1
+name = "slow"
+seed = 5
+replicates = 2
+timeline_bucket = "10ms"
+
+[model]
+kind = "occ"
+clients = 1000
+
+[client]
+strategy = "exponential"
+base = "5ms"
+cap = "2s"
+
+[sweep]
+clients = [1000, 1050, 1100, 1150, 1200, 1250, 1300, 1350, 1400, 1450, 1500, 1550]
+"#;
+
 /// Writes `text` as `name` in `dir` and returns its path.
 pub fn write_scenario(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);

@@ -7,7 +7,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::common::{listing, retrylab, write_scenario};
+use crate::common::{SLOW, listing, retrylab, write_scenario};
 use predicates::prelude::*;
 use retrylab::shard::codec;
 
@@ -387,26 +387,6 @@ fn merge_and_resume_check_every_point_file() {
     command(&["merge", path(&shards), "--out", path(&out), "--quiet"]).assert().success();
     assert_same_results(&study.unsharded, &out);
 }
-
-/// Enough work (12 points of about 0.1 s each on one thread) that a kill lands in the middle.
-const SLOW: &str = r#"schema_version = 1
-name = "slow"
-seed = 5
-replicates = 2
-timeline_bucket = "10ms"
-
-[model]
-kind = "occ"
-clients = 1000
-
-[client]
-strategy = "exponential"
-base = "5ms"
-cap = "2s"
-
-[sweep]
-clients = [1000, 1050, 1100, 1150, 1200, 1250, 1300, 1350, 1400, 1450, 1500, 1550]
-"#;
 
 /// Starts `args`, waits until `points` holds two finished point files, and kills the process (a preempted job).
 /// Should the machine finish first, `restore` puts the folder in the state a kill leaves instead.
