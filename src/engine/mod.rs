@@ -29,3 +29,22 @@ pub fn prefetch<T>(value: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
 }
+
+/// Asks the kernel to back `buffer`'s allocation with 2 MiB pages (Linux; elsewhere a no-op). A hint only.
+pub fn advise_huge_pages<T>(buffer: &Vec<T>) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = buffer.as_ptr() as usize;
+        let end = start + buffer.capacity() * size_of::<T>();
+        let aligned = start.next_multiple_of(HUGE);
+        if end > aligned + HUGE {
+            let len = (end - aligned) / HUGE * HUGE;
+            // SAFETY: madvise only changes how the kernel backs these pages, which lie inside `buffer`'s
+            // allocation; it reads and writes no memory of ours.
+            unsafe {
+                libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}

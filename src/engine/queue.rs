@@ -107,7 +107,7 @@ impl<E: Copy> EventQueue<E> {
     #[cold]
     fn become_radix(&mut self) {
         let Form::Heap(heap) = &mut self.form else { return };
-        let mut radix = RadixHeap::with_capacity(self.capacity);
+        let mut radix = RadixHeap::new();
         // The clock is where the simulation is, which may be before every pending entry.
         radix.start_at(SimTime::from_nanos(heap.last_popped));
         let mut entries = std::mem::take(&mut heap.heap).into_sorted_vec();

@@ -1,12 +1,17 @@
 //! A radix heap keyed by time, FIFO among equal times: the event queue's form for large pending sets.
 //!
 //! Simulated time never goes back, so the queue is monotone: every key pushed is at least the last key popped.
-//! A radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990) uses that: bucket 0 holds the keys equal to the last one
-//! popped, and bucket i ≥ 1 the keys whose highest bit differing from it is bit i − 1. A push is one XOR and a
-//! leading-zeros count; when bucket 0 runs out, the lowest non-empty bucket is spread over the buckets below it
-//! around its smallest key, so each entry moves at most 64 times over its life. It stays as fast with ten million
-//! pending events as with a thousand, where a binary heap's sift grows with log n and leaves the cache; with a
-//! few hundred, the binary heap is faster (docs/performance.md measures both).
+//! A radix heap (Ahuja, Mehlhorn, Orlin & Tarjan 1990) uses that. Here its buckets follow base-64 digits of the
+//! key, as in the paper's multi-level variant and in hierarchical timing wheels (Varghese & Lauck 1987).
+//! Relative to a reference key `last`, bucket (level ℓ, digit d) holds the keys whose highest base-64 digit
+//! differing from `last` is digit ℓ (bits 6ℓ to 6ℓ + 5), with value d there; at level 0 a bucket holds a single
+//! key, and the lowest non-empty one is handed out in place. A push is one XOR, a leading-zeros count and a
+//! shift. When level 0 is used up, the lowest non-empty bucket above is spread over the levels below it around
+//! its smallest key, the new `last`; each entry moves at most once per level (11 levels), about three times in
+//! our herds, where bit by bit (65 buckets) it moved eight times (docs/performance.md).
+//!
+//! Buckets are chains of fixed-size blocks from one arena, and emptied blocks are reused: waves of events pass
+//! from bucket to bucket, and growing a buffer per bucket would copy them and fault in fresh pages each time.
 //!
 //! Ties in time pop in insertion order, which makes every run deterministic: a bucket only ever receives
 //! entries newer than the ones it holds (a push appends the newest; a bucket is refilled only while empty, in
@@ -15,41 +20,133 @@
 
 use crate::time::SimTime;
 
-/// Buckets: one for "equal to the last key", one per bit position of a `u64`.
-const BUCKETS: usize = 65;
+/// Bits per digit: 64 buckets per level.
+const DIGIT_BITS: u32 = 6;
+const DIGITS: usize = 1 << DIGIT_BITS;
+/// Levels of digits in a `u64` key (the top one has 4 bits).
+const LEVELS: usize = u64::BITS.div_ceil(DIGIT_BITS) as usize;
 
-/// Entries a refill places in buckets up to this one are due within 2^SOON_BUCKETS ns (about 4 µs): shown to
-/// `pop`'s `soon`.
-const SOON_BUCKETS: usize = 12;
+/// Entries a spread brings from a level at or above this one into a level below it are due within
+/// 2^(6 × SOON_LEVEL) ns (about 4 µs): shown to `pop`'s `soon`, once each.
+const SOON_LEVEL: usize = 2;
+
+/// Entries per block (12 KiB of 24-byte entries).
+const BLOCK: usize = 512;
+
+/// A bucket: its blocks in order, all full but the last, which holds `tail` entries from arena position
+/// `tail_start`. An empty bucket has no block and `tail == BLOCK`, so that a push needs one test for "no room".
+struct Bucket {
+    blocks: Vec<u32>,
+    tail: usize,
+    tail_start: usize,
+}
+
+impl Bucket {
+    const EMPTY: Bucket = Bucket { blocks: Vec::new(), tail: BLOCK, tail_start: 0 };
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.blocks.len() * BLOCK + self.tail - BLOCK
+    }
+}
 
 /// Pending events ordered by time, FIFO among equal times, for a monotone clock.
 pub(super) struct RadixHeap<E> {
-    buckets: Vec<Vec<(u64, E)>>,
-    /// The next entry of bucket 0 to hand out.
-    head: usize,
-    /// The key of the last entry handed out: the reference of the buckets.
+    /// Bucket `level × 64 + digit`.
+    buckets: Vec<Bucket>,
+    /// Block `b` is `arena[b × BLOCK .. (b + 1) × BLOCK]`.
+    arena: Vec<(u64, E)>,
+    /// Blocks no bucket holds, the most recently emptied last.
+    free_blocks: Vec<u32>,
+    /// Bit `b % 64` of word `b / 64` is set when bucket `b` is non-empty.
+    occupied: [u64; LEVELS],
+    /// The reference key of the buckets: the smallest key of the last bucket spread.
     last: u64,
+    /// The level-0 bucket being handed out (its digit), and the position of its next entry.
+    popping: usize,
+    head: usize,
     /// The entry at `head` has been handed out by `pop` and is waiting to be consumed (or put back by `unpop`).
     head_taken: bool,
     len: usize,
 }
 
 impl<E: Copy> RadixHeap<E> {
-    pub(super) fn with_capacity(capacity: usize) -> Self {
-        let mut buckets: Vec<Vec<(u64, E)>> = (0..BUCKETS).map(|_| Vec::new()).collect();
-        buckets[0].reserve(capacity);
-        RadixHeap { buckets, head: 0, last: 0, head_taken: false, len: 0 }
+    pub(super) fn new() -> Self {
+        RadixHeap {
+            buckets: (0..LEVELS * DIGITS).map(|_| Bucket::EMPTY).collect(),
+            arena: Vec::new(),
+            free_blocks: Vec::new(),
+            occupied: [0; LEVELS],
+            last: 0,
+            popping: 0,
+            head: 0,
+            head_taken: false,
+            len: 0,
+        }
     }
 
     /// Starts the clock at `at`: keys before it may no longer be pushed (a queue built mid-run).
     pub(super) fn start_at(&mut self, at: SimTime) {
         self.last = at.as_nanos();
+        self.popping = self.last as usize % DIGITS;
     }
 
-    /// The bucket of `key`: 0 if it equals the last key popped, else one past its highest bit that differs.
+    /// The key of the bucket being handed out: no key pushed may be smaller.
+    #[inline]
+    fn now(&self) -> u64 {
+        (self.last & !(DIGITS as u64 - 1)) | self.popping as u64
+    }
+
+    /// The bucket of `key`: the level of its highest digit differing from `last` (0 if none) × 64 plus its value
+    /// there.
     #[inline]
     fn bucket_of(&self, key: u64) -> usize {
-        (u64::BITS - (key ^ self.last).leading_zeros()) as usize
+        let level = (u64::BITS - 1 - ((key ^ self.last) | 1).leading_zeros()) / DIGIT_BITS;
+        let digit = (key >> (level * DIGIT_BITS)) as usize & (DIGITS - 1);
+        level as usize * DIGITS + digit
+    }
+
+    /// Appends `entry` to its bucket.
+    #[inline]
+    fn place(&mut self, entry: (u64, E)) -> usize {
+        let index = self.bucket_of(entry.0);
+        self.occupied[index / DIGITS] |= 1 << (index % DIGITS);
+        if self.buckets[index].tail == BLOCK {
+            self.add_block(index, entry);
+        }
+        let bucket = &mut self.buckets[index];
+        self.arena[bucket.tail_start + bucket.tail] = entry;
+        bucket.tail += 1;
+        index
+    }
+
+    /// Gives bucket `index` an empty block: a free one, or a new one (filled with copies of `filler`).
+    #[cold]
+    fn add_block(&mut self, index: usize, filler: (u64, E)) {
+        let block = self.free_blocks.pop().unwrap_or_else(|| {
+            let block = self.arena.len() / BLOCK;
+            self.arena.resize(self.arena.len() + BLOCK, filler);
+            block as u32
+        });
+        let bucket = &mut self.buckets[index];
+        bucket.blocks.push(block);
+        bucket.tail = 0;
+        bucket.tail_start = block as usize * BLOCK;
+    }
+
+    /// The `position`-th entry of bucket `index`.
+    #[inline]
+    fn entry(&self, index: usize, position: usize) -> (u64, E) {
+        let block = self.buckets[index].blocks[position / BLOCK] as usize;
+        self.arena[block * BLOCK + position % BLOCK]
+    }
+
+    /// Empties bucket `index`, returning its blocks to the free list.
+    fn clear(&mut self, index: usize) {
+        let bucket = &mut self.buckets[index];
+        self.free_blocks.extend(bucket.blocks.drain(..).rev());
+        bucket.tail = BLOCK;
+        self.occupied[index / DIGITS] &= !(1 << (index % DIGITS));
     }
 
     /// Consumes the entry the last `pop` handed out.
@@ -67,52 +164,71 @@ impl<E: Copy> RadixHeap<E> {
     #[inline]
     pub(super) fn push(&mut self, at: SimTime, event: E) {
         self.consume_taken();
-        let key = at.as_nanos().max(self.last);
-        let bucket = self.bucket_of(key);
-        self.buckets[bucket].push((key, event));
+        self.place((at.as_nanos().max(self.now()), event));
         self.len += 1;
     }
 
-    /// Removes and returns the earliest event. `soon` sees each entry a refill brings within
-    /// 2^[`SOON_BUCKETS`] ns of the new minimum: the events most likely to come next, for the model to prefetch.
+    /// Removes and returns the earliest event. `soon` sees each entry a spread brings within
+    /// 2^(6 × [`SOON_LEVEL`]) ns of the new minimum from further away: the events most likely to come next, for
+    /// the model to prefetch.
     #[inline]
     pub(super) fn pop(&mut self, soon: impl FnMut(&E)) -> Option<(SimTime, E)> {
         self.consume_taken();
-        if self.head == self.buckets[0].len() {
-            self.refill(soon)?;
+        if self.head == self.buckets[self.popping].len() {
+            self.next_bucket(soon)?;
         }
-        let (key, event) = self.buckets[0][self.head];
+        let (key, event) = self.entry(self.popping, self.head);
         self.head_taken = true;
         Some((SimTime::from_nanos(key), event))
     }
 
-    /// Bucket 0 is used up: spread the lowest non-empty bucket around its smallest key. `None` if empty.
-    fn refill(&mut self, mut soon: impl FnMut(&E)) -> Option<()> {
-        let mut used = std::mem::take(&mut self.buckets[0]);
-        used.clear();
-        self.buckets[0] = self.reusable(used);
-        self.head = 0;
-        let lowest = (1..BUCKETS).find(|&b| !self.buckets[b].is_empty())?;
-        let mut spreading = std::mem::take(&mut self.buckets[lowest]);
-        self.last = spreading.iter().map(|&(key, _)| key).min().unwrap_or(self.last);
-        for entry in spreading.drain(..) {
-            let bucket = self.bucket_of(entry.0);
-            if bucket <= SOON_BUCKETS {
-                soon(&entry.1);
-            }
-            self.buckets[bucket].push(entry);
+    /// The level-0 bucket being handed out is used up: empty it and move to the next non-empty one, spreading a
+    /// bucket from above if level 0 has none. `None` if the heap is empty.
+    #[cold]
+    fn next_bucket(&mut self, soon: impl FnMut(&E)) -> Option<()> {
+        if self.head > 0 {
+            self.clear(self.popping);
+            self.head = 0;
         }
-        self.buckets[lowest] = self.reusable(spreading);
+        if self.occupied[0] == 0 {
+            self.spread(soon)?;
+        }
+        self.popping = self.occupied[0].trailing_zeros() as usize;
         Some(())
     }
 
-    /// An emptied bucket's buffer, kept for reuse unless it is much larger than what is pending: waves of events
-    /// pass through many buckets, and each would otherwise keep the capacity of the largest wave it held.
-    fn reusable(&self, mut buffer: Vec<(u64, E)>) -> Vec<(u64, E)> {
-        if buffer.capacity() > self.len / 4 + 4096 {
-            buffer = Vec::new();
+    /// Level 0 is empty: spread the lowest non-empty bucket over the levels below it around its smallest key.
+    /// `None` if every bucket is empty.
+    fn spread(&mut self, mut soon: impl FnMut(&E)) -> Option<()> {
+        let level = self.occupied.iter().position(|&word| word != 0)?;
+        let lowest = level * DIGITS + self.occupied[level].trailing_zeros() as usize;
+        self.occupied[level] &= !(1 << (lowest % DIGITS));
+        let spreading = std::mem::replace(&mut self.buckets[lowest], Bucket::EMPTY);
+        let blocks = spreading.blocks.len();
+        let entries_of = |block: usize| if block + 1 == blocks { spreading.tail } else { BLOCK };
+        let keys = (0..blocks).flat_map(|block| {
+            let start = spreading.blocks[block] as usize * BLOCK;
+            self.arena[start..start + entries_of(block)].iter().map(|&(key, _)| key)
+        });
+        self.last = keys.min().unwrap_or(self.last);
+        let noting = level >= SOON_LEVEL;
+        for (block, &id) in spreading.blocks.iter().enumerate() {
+            let start = id as usize * BLOCK;
+            for position in start..start + entries_of(block) {
+                let entry = self.arena[position];
+                let index = self.place(entry);
+                if noting && index < SOON_LEVEL * DIGITS {
+                    soon(&entry.1);
+                }
+            }
+            // Read in full: later entries may reuse it.
+            self.free_blocks.push(id);
         }
-        buffer
+        let mut emptied = spreading;
+        emptied.blocks.clear();
+        emptied.tail = BLOCK;
+        self.buckets[lowest] = emptied;
+        Some(())
     }
 
     /// Puts back the event the last `pop` returned, undelivered (for a run cut short by a limit).
@@ -122,5 +238,58 @@ impl<E: Copy> RadixHeap<E> {
 
     pub(super) fn len(&self) -> usize {
         self.len - usize::from(self.head_taken)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs of equal keys several blocks long, and delays from 0 to 2^50 ns (every level), interleaved with pops,
+    /// against a sorted reference: time order, insertion order among equal times, and blocks reused.
+    #[test]
+    fn long_ties_and_every_level_keep_time_and_insertion_order() {
+        let mut heap = RadixHeap::new();
+        let mut reference: std::collections::VecDeque<(u64, u32)> = std::collections::VecDeque::new();
+        let mut state = 3_u64;
+        let mut next = || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state >> 20
+        };
+        let (mut now, mut sequence) = (0_u64, 0_u32);
+        for step in 0..40_000 {
+            if step % 7_000 == 0 {
+                // A wave: 3 × BLOCK + 5 events at one instant.
+                let at = now + next() % (1 << 30);
+                for _ in 0..3 * BLOCK + 5 {
+                    heap.push(SimTime::from_nanos(at), sequence);
+                    let position = reference.partition_point(|&(t, _)| t <= at);
+                    reference.insert(position, (at, sequence));
+                    sequence += 1;
+                }
+            } else if next() % 2 == 0 {
+                let popped = heap.pop(|_| {}).map(|(t, id)| (t.as_nanos(), id));
+                heap.consume_taken();
+                assert_eq!(popped, reference.pop_front(), "step {step}");
+                if let Some((t, _)) = popped {
+                    now = t;
+                }
+            } else {
+                let at = now + next() % (1 << (next() % 51));
+                heap.push(SimTime::from_nanos(at), sequence);
+                let position = reference.partition_point(|&(t, _)| t <= at);
+                reference.insert(position, (at, sequence));
+                sequence += 1;
+            }
+            assert_eq!(heap.len(), reference.len());
+        }
+        while let Some(popped) = heap.pop(|_| {}) {
+            heap.consume_taken();
+            assert_eq!(Some((popped.0.as_nanos(), popped.1)), reference.pop_front());
+        }
+        assert!(reference.is_empty());
+        let blocks = heap.arena.len() / BLOCK;
+        assert_eq!(heap.free_blocks.len(), blocks, "every block back on the free list once empty");
+        assert!(blocks < 64 * LEVELS, "{blocks} blocks: emptied blocks must be reused");
     }
 }

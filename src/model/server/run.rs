@@ -25,6 +25,7 @@ use crate::workload::{Arrivals, ThinkDraws};
 /// Runs one replicate.
 pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
     let mut run_state = ServerRun::new(config, run_settings.seeds, run_settings.bucket, run_settings.trace);
+    crate::engine::advise_huge_pages(&run_state.requests);
     let mut scheduler = Scheduler::with_capacity(1024);
     match &config.workload.arrivals {
         Arrivals::Burst { requests } => {
@@ -153,7 +154,7 @@ impl<'a> ServerRun<'a> {
             config,
             trigger: config.trigger_end.map(|end| Trigger { start: config.trigger_start.unwrap_or(end), end }),
             phases: PhaseTally::default(),
-            requests: Vec::with_capacity(1024),
+            requests: Vec::with_capacity(config.workload.arrivals.clients().unwrap_or(1024) as usize),
             extras: ExtrasTable::new(keeps_extras(config, trace)),
             free_slots: Vec::with_capacity(1024),
             next_token: 1,
