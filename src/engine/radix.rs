@@ -62,9 +62,12 @@ pub(super) struct RadixHeap<E> {
     occupied: [u64; LEVELS],
     /// The reference key of the buckets: the smallest key of the last bucket spread.
     last: u64,
-    /// The level-0 bucket being handed out (its digit), and the position of its next entry.
+    /// The level-0 bucket being handed out (its digit), the position of its next entry, and how many of its
+    /// blocks, all handed out, are back on the free list (a wave of a million equal times frees its blocks as it
+    /// goes, for the events it schedules).
     popping: usize,
     head: usize,
+    popping_freed: usize,
     /// The entry at `head` has been handed out by `pop` and is waiting to be consumed (or put back by `unpop`).
     head_taken: bool,
     len: usize,
@@ -80,6 +83,7 @@ impl<E: Copy> RadixHeap<E> {
             last: 0,
             popping: 0,
             head: 0,
+            popping_freed: 0,
             head_taken: false,
             len: 0,
         }
@@ -141,10 +145,21 @@ impl<E: Copy> RadixHeap<E> {
         self.arena[block * BLOCK + position % BLOCK]
     }
 
-    /// Empties bucket `index`, returning its blocks to the free list.
+    /// Returns the blocks of the bucket being handed out that lie wholly before `head` to the free list.
+    #[cold]
+    fn free_handed_out(&mut self) {
+        let done = self.head / BLOCK;
+        let blocks = &self.buckets[self.popping].blocks[self.popping_freed..done];
+        self.free_blocks.extend(blocks.iter().rev());
+        self.popping_freed = done;
+    }
+
+    /// Empties bucket `index`, returning its blocks to the free list (those of the bucket being handed out that
+    /// are not there already).
     fn clear(&mut self, index: usize) {
+        let freed = if index == self.popping { std::mem::take(&mut self.popping_freed) } else { 0 };
         let bucket = &mut self.buckets[index];
-        self.free_blocks.extend(bucket.blocks.drain(..).rev());
+        self.free_blocks.extend(bucket.blocks.drain(..).skip(freed).rev());
         bucket.tail = BLOCK;
         self.occupied[index / DIGITS] &= !(1 << (index % DIGITS));
     }
@@ -176,6 +191,8 @@ impl<E: Copy> RadixHeap<E> {
         self.consume_taken();
         if self.head == self.buckets[self.popping].len() {
             self.next_bucket(soon)?;
+        } else if self.head / BLOCK > self.popping_freed {
+            self.free_handed_out();
         }
         let (key, event) = self.entry(self.popping, self.head);
         self.head_taken = true;
