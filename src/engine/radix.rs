@@ -159,7 +159,12 @@ impl<E: Copy> RadixHeap<E> {
     fn clear(&mut self, index: usize) {
         let freed = if index == self.popping { std::mem::take(&mut self.popping_freed) } else { 0 };
         let bucket = &mut self.buckets[index];
-        self.free_blocks.extend(bucket.blocks.drain(..).skip(freed).rev());
+        if let [block] = bucket.blocks[freed..] {
+            self.free_blocks.push(block);
+        } else {
+            self.free_blocks.extend(bucket.blocks[freed..].iter().rev());
+        }
+        bucket.blocks.clear();
         bucket.tail = BLOCK;
         self.occupied[index / DIGITS] &= !(1 << (index % DIGITS));
     }
