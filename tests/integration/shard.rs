@@ -148,7 +148,7 @@ fn truncated_runs_and_fault_windows_merge_byte_identically() {
         "--set",
         "client.timeout=50ms",
         "--set",
-        "clients=70",
+        "clients=76",
         "--set",
         "max_events_per_run=1000",
     ];

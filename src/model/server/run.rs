@@ -28,11 +28,7 @@ pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunO
     crate::engine::advise_huge_pages(&run_state.requests);
     let mut scheduler = Scheduler::with_capacity(1024);
     match &config.workload.arrivals {
-        Arrivals::Burst { requests } => {
-            for client in 0..*requests {
-                scheduler.schedule_at(SimTime::ZERO, ServerEvent::NewRequest { client });
-            }
-        }
+        Arrivals::Burst { requests } => scheduler.schedule_at(SimTime::ZERO, ServerEvent::Burst { clients: *requests }),
         Arrivals::Open { .. } => {
             if let Some(first) = run_state.next_arrival_after(SimTime::ZERO) {
                 scheduler.schedule_at(first, ServerEvent::OpenArrival);
@@ -66,6 +62,10 @@ pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunO
 pub(super) enum ServerEvent {
     /// A client issues a new request.
     NewRequest { client: u32 },
+    /// Clients `0..clients` each issue a request, in order: a burst released as one event, which hands out
+    /// the same draws and schedules the same events, in the same order, as one `NewRequest` per client queued
+    /// together at that instant, without queueing millions of them.
+    Burst { clients: u32 },
     /// The next open-loop arrival.
     OpenArrival,
     /// An attempt reaches the server.
@@ -214,6 +214,15 @@ impl<'a> ServerRun<'a> {
         self.timeline[series::OFFERED].record(now);
         self.offered_per_second.record(now);
         slot
+    }
+
+    /// Client `client` issues a request (and, on a periodic workload, schedules its next run).
+    fn new_request(&mut self, client: u32, scheduler: &mut Scheduler<ServerEvent>) {
+        if let Some(next) = self.clocks.next_run(client) {
+            scheduler.schedule_at(next, ServerEvent::NewRequest { client });
+        }
+        let slot = self.open_request(client, scheduler.now());
+        self.send_attempt(slot, scheduler);
     }
 
     /// The limiter that keeps the books of `slot`'s client: the fleet's, or its client instance's (its client,
@@ -625,7 +634,10 @@ impl Model for ServerRun<'_> {
             | ServerEvent::Answer { slot, .. }
             | ServerEvent::RetryDue { slot }
             | ServerEvent::AdmittedSend { slot } => slot,
-            ServerEvent::NewRequest { .. } | ServerEvent::OpenArrival | ServerEvent::Timeouts => return,
+            ServerEvent::NewRequest { .. }
+            | ServerEvent::Burst { .. }
+            | ServerEvent::OpenArrival
+            | ServerEvent::Timeouts => return,
         };
         if let Some(request) = self.requests.get(slot as usize) {
             crate::engine::prefetch(request);
@@ -644,13 +656,8 @@ impl Model for ServerRun<'_> {
             self.last_activity = now;
         }
         match event {
-            ServerEvent::NewRequest { client } => {
-                if let Some(next) = self.clocks.next_run(client) {
-                    scheduler.schedule_at(next, ServerEvent::NewRequest { client });
-                }
-                let slot = self.open_request(client, now);
-                self.send_attempt(slot, scheduler);
-            }
+            ServerEvent::NewRequest { client } => self.new_request(client, scheduler),
+            ServerEvent::Burst { clients } => (0..clients).for_each(|client| self.new_request(client, scheduler)),
             ServerEvent::OpenArrival => {
                 // Open-loop requests have no client of their own: each traces as its own owner.
                 let owner = self.counts.requests as u32;
