@@ -154,10 +154,9 @@ impl<E: Copy> RadixHeap<E> {
         self.popping_freed = done;
     }
 
-    /// Empties bucket `index`, returning its blocks to the free list (those of the bucket being handed out that
-    /// are not there already).
-    fn clear(&mut self, index: usize) {
-        let freed = if index == self.popping { std::mem::take(&mut self.popping_freed) } else { 0 };
+    /// Empties the bucket being handed out, returning to the free list the blocks that are not there already.
+    fn clear_popping(&mut self) {
+        let (index, freed) = (self.popping, std::mem::take(&mut self.popping_freed));
         let bucket = &mut self.buckets[index];
         if let [block] = bucket.blocks[freed..] {
             self.free_blocks.push(block);
@@ -209,7 +208,7 @@ impl<E: Copy> RadixHeap<E> {
     #[cold]
     fn next_bucket(&mut self, soon: impl FnMut(&E)) -> Option<()> {
         if self.head > 0 {
-            self.clear(self.popping);
+            self.clear_popping();
             self.head = 0;
         }
         if self.occupied[0] == 0 {
