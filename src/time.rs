@@ -195,15 +195,16 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
     };
     let digits = number.replace('_', "");
     let value: f64 = digits.parse().map_err(|_| format!("\"{text}\" is not a duration; {hint}"))?;
-    // Exact for integers and for decimal fractions down to 1 ns; the f64 path only serves very large values.
+    // Exact for integers and for decimal fractions down to 1 ns; the f64 path only serves very large values. The
+    // products saturate: anything past u128 is "too long" like anything past u64.
     let nanos = match digits.split_once('.') {
-        None => digits.parse::<u128>().ok().map(|whole| whole * u128::from(unit_nanos)),
+        None => digits.parse::<u128>().ok().map(|whole| whole.saturating_mul(u128::from(unit_nanos))),
         Some((whole, fraction)) if fraction.len() <= 18 => {
             let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().ok().unwrap_or(0) };
             let scale = 10_u128.pow(fraction.len() as u32);
             let fraction: u128 = if fraction.is_empty() { 0 } else { fraction.parse().ok().unwrap_or(0) };
             let unit = u128::from(unit_nanos);
-            Some(whole * unit + (fraction * unit + scale / 2) / scale)
+            Some(whole.saturating_mul(unit).saturating_add((fraction * unit + scale / 2) / scale))
         }
         Some(_) => None,
     };
@@ -217,6 +218,16 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by fuzzing (`set_overrides`): 39 digits times a unit overflowed u128, a panic with overflow checks
+    /// and a silently wrapped duration without.
+    #[test]
+    fn durations_past_u128_are_too_long_not_wrapped() {
+        for text in ["340282366920938463463374607431768211455ms", "34028236692093846346337460743176821145.5h"] {
+            let error = parse_duration(text).expect_err(text);
+            assert!(error.contains("too long"), "{text}: {error}");
+        }
+    }
 
     #[test]
     fn display_picks_the_largest_readable_unit() {
