@@ -170,6 +170,11 @@ impl TimeDistribution {
         }
     }
 
+    /// True when a sample takes nothing from the random stream (a constant).
+    pub(crate) fn is_constant(&self) -> bool {
+        matches!(self, TimeDistribution::Constant(_))
+    }
+
     /// One draw, in nanoseconds.
     #[inline]
     pub(crate) fn sample_nanos(&self, rng: &mut SimRng) -> f64 {

@@ -93,7 +93,7 @@ pub struct RunSettings {
 /// The default cap on events per run, for runs of up to [`DEFAULT_MAX_EVENTS`] / [`EVENTS_PER_RECORD`] clients.
 pub const DEFAULT_MAX_EVENTS: u64 = 50_000_000;
 /// Beyond that, the default cap grows with the run's clients (its [`Footprint`] records): a herd of ten million
-/// needs about 18 events per client.
+/// needs about 12 events per client.
 pub const EVENTS_PER_RECORD: u64 = 100;
 
 /// The cap on events of a run of `config`: the scenario's `max_events_per_run` if it sets one, else

@@ -61,7 +61,7 @@ pub(super) mod metric {
         RETRY_PEAK_PER_BUCKET = "retry_peak_per_bucket" (Count): "most retries sent in one timeline bucket",
         RETRY_PEAK_TO_MEAN = "retry_peak_to_mean" (Ratio): "retry_peak_per_bucket over the mean retries per bucket from the first retry to the last, empty buckets included: about 1 when retries are spread evenly, large when they come in waves",
         RETRY_DISPERSION = "retry_dispersion" (Ratio): "variance over mean of retries per bucket from the first retry to the last: about 1 when retries are independent (Poisson), far above when clients retry in lock-step",
-        EVENTS = "events" (Count): "engine events in the run (a burst's release counts as one)",
+        EVENTS = "events" (Count): "engine events in the run (a burst's release counts as one; a retry sent as it is decided has no event of its own)",
         DUPLICATES = "duplicates" (Count): "side effects applied again by a retried request (without idempotency keys)",
         FAILED_PERMANENTLY = "failed_permanently" (Count): "requests ended by an answer the classifier does not retry",
         THROTTLED = "throttled" (Count): "attempts answered 429 by the rate limiter",

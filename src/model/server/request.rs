@@ -32,7 +32,8 @@ pub(super) struct Request {
     pub(super) phase: Phase,
     pub(super) client: u32,
     pub(super) sent_at: SimTime,
-    /// The token of the attempt the client waits for; 0 while it sleeps and once it is done.
+    /// The token of the attempt the client waits for (or, when its retries are sent as they are decided, will send
+    /// once its sleep ends); 0 while it sleeps otherwise, and once it is done.
     pub(super) token: u32,
     pub(super) failed_attempts: u32,
     pub(super) memory: BackoffMemory,

@@ -127,6 +127,18 @@ struct ServerRun<'a> {
     deadlines: VecDeque<(SimTime, u32, u32)>,
     /// A `Timeouts` event is pending (or being handled).
     timer_armed: bool,
+    /// Retries are sent when decided, their arrival scheduled after the sleep and the trip: one event fewer per
+    /// retry (see [`sends_at_decision`]).
+    sends_at_decision: bool,
+}
+
+/// Whether a retry can be sent when the client decides it rather than when its sleep ends: when the send reads
+/// and changes nothing other events share. No limiter admits it, no timeout deadline is queued for it, no trace
+/// records it, and the trip takes a constant time, so no draw is taken out of turn. Other events see the retry
+/// only when it arrives, with the same draws in the same order. One thing differs: the arrival is queued when
+/// the retry is decided, so among events due at the same nanosecond it may come earlier than it would have.
+fn sends_at_decision(config: &ServerConfig, trace: bool) -> bool {
+    config.limiter.is_none() && config.timeout.is_none() && !trace && config.network.is_constant()
 }
 
 #[derive(Default)]
@@ -179,6 +191,7 @@ impl<'a> ServerRun<'a> {
             offered_per_second: BucketCounter::new(SimDuration::from_secs(1)),
             deadlines: VecDeque::new(),
             timer_armed: false,
+            sends_at_decision: sends_at_decision(config, trace),
         }
     }
 
@@ -258,18 +271,19 @@ impl<'a> ServerRun<'a> {
                 }
             }
         }
-        self.dispatch(slot, scheduler);
+        self.dispatch(slot, scheduler.now(), scheduler);
     }
 
-    /// An admitted attempt leaves the client.
-    fn dispatch(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
+    /// An admitted attempt leaves the client at `at`: now, or when a retry's sleep ends (see
+    /// [`sends_at_decision`]).
+    fn dispatch(&mut self, slot: u32, at: SimTime, scheduler: &mut Scheduler<ServerEvent>) {
         let is_retry = self.requests[slot as usize].failed_attempts > 0;
         self.counts.retries += u64::from(is_retry);
         if is_retry {
-            self.timeline[series::RETRIES].record(scheduler.now());
+            self.timeline[series::RETRIES].record(at);
         }
         if let Some(limiter) = self.limiter_of(slot) {
-            limiter.on_send(scheduler.now(), is_retry);
+            limiter.on_send(at, is_retry);
         }
         let token = self.next_token;
         self.next_token = self.next_token.wrapping_add(1).max(1);
@@ -277,15 +291,15 @@ impl<'a> ServerRun<'a> {
         request.token = token;
         request.at_server += 1;
         if let Some(tracer) = &mut self.tracer {
-            tracer.begin(request.client, scheduler.now(), self.extras.slept(slot));
+            tracer.begin(request.client, at, self.extras.slept(slot));
         }
         let delay = self.config.network.sample(&mut self.streams.network);
-        scheduler.schedule_in(delay, ServerEvent::AttemptArrives { slot, token });
+        scheduler.schedule_at(at + delay, ServerEvent::AttemptArrives { slot, token });
         if let Some(timeout) = self.config.timeout {
-            self.deadlines.push_back((scheduler.now() + timeout, slot, token));
+            self.deadlines.push_back((at + timeout, slot, token));
             if !self.timer_armed {
                 self.timer_armed = true;
-                scheduler.schedule_in(timeout, ServerEvent::Timeouts);
+                scheduler.schedule_at(at + timeout, ServerEvent::Timeouts);
             }
         }
     }
@@ -447,7 +461,11 @@ impl<'a> ServerRun<'a> {
             RetryDecision::RetryAfter(sleep) => {
                 let sleep = self.permit(slot).map_or(sleep, |permit| permit.sleep(now, sleep));
                 self.extras.set_slept(slot, sleep);
-                scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot })
+                if self.sends_at_decision {
+                    self.dispatch(slot, now + sleep, scheduler)
+                } else {
+                    scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot })
+                }
             }
             RetryDecision::GiveUp(_) => {
                 self.counts.gave_up += 1;
@@ -773,7 +791,7 @@ impl Model for ServerRun<'_> {
             }
             ServerEvent::Timeouts => self.timeouts_due(scheduler),
             ServerEvent::RetryDue { slot } => self.send_attempt(slot, scheduler),
-            ServerEvent::AdmittedSend { slot } => self.dispatch(slot, scheduler),
+            ServerEvent::AdmittedSend { slot } => self.dispatch(slot, now, scheduler),
         }
     }
 }

@@ -602,3 +602,36 @@ fn retry_on_refuses_unknown_outcomes_and_a_classifier_beside_it() {
     let urllib3 = Server::configure(&ModelKind::Server.point_with(&[("strategy", Value::Choice("urllib3"))])).unwrap();
     assert_eq!(urllib3.retry_on, crate::policy::RetryOn::parse("413, 429, 503, timeout, reset").unwrap());
 }
+
+/// A traced run sends each retry when its sleep ends (a `RetryDue` event); an untraced one sends it when decided
+/// (`sends_at_decision`). Both hand out the same draws in the same order, so with continuous service times (no
+/// two events at the same nanosecond, whose order may differ) every metric and timeline bucket has the same bits,
+/// but `events`, which counts one `RetryDue` per retry more in the traced run.
+#[test]
+fn sending_retries_when_decided_moves_nothing_but_the_event_count() {
+    for (strategy, service) in [("full-jitter", "exponential"), ("decorrelated-jitter", "lognormal")] {
+        let c = config(&[
+            ("clients", Value::Count(300)),
+            ("workers", Value::Count(2)),
+            ("queue_limit", Value::Count(3)),
+            ("service", Value::Choice(service)),
+            ("service_mean", ms(2)),
+            ("network_delay", ms(1)),
+            ("strategy", Value::Choice(strategy)),
+        ]);
+        let plain = Server::simulate(&c, RunSettings::new(7, BUCKET));
+        let traced = Server::simulate(&c, RunSettings { trace: true, ..RunSettings::new(7, BUCKET) });
+        let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let but_events = |metrics: &[f64]| {
+            let mut metrics = metrics.to_vec();
+            metrics[metric::EVENTS] = 0.0;
+            bits(&metrics)
+        };
+        assert!(plain.metrics[metric::RETRIES] > 100.0, "{strategy}: the server must be contended");
+        assert_eq!(but_events(&plain.metrics), but_events(&traced.metrics), "{strategy}");
+        assert_eq!(bits(&plain.timeline), bits(&traced.timeline), "{strategy}");
+        assert_eq!(plain.latency, traced.latency, "{strategy}");
+        let saved = traced.metrics[metric::EVENTS] - plain.metrics[metric::EVENTS];
+        assert_eq!(saved, plain.metrics[metric::RETRIES], "{strategy}: one event saved per retry");
+    }
+}
