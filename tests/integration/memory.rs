@@ -5,8 +5,8 @@ use predicates::prelude::*;
 
 use super::common::{listing, retrylab};
 
-/// The estimate against the measured peak: the docs (performance.md) promise a factor of 2 either way.
-const FACTOR: f64 = 2.0;
+/// The estimate against the measured peak: the docs (performance.md) promise a factor of 1.5 either way.
+const FACTOR: f64 = 1.5;
 
 #[test]
 fn a_plan_above_the_memory_budget_is_refused_before_anything_runs() {
@@ -76,12 +76,24 @@ fn peak_and_estimate(scenario: &str, sets: &[&str]) -> (f64, f64) {
 }
 
 #[test]
-fn the_estimate_is_within_a_factor_of_two_of_the_measured_peak() {
-    let cases: [(&str, &[&str]); 3] = [
+fn the_estimate_is_within_a_factor_of_1_5_of_the_measured_peak() {
+    let cases: [(&str, &[&str]); 4] = [
         // Clients and their pending events dominate.
         (
             "scenarios/thundering-herd.toml",
             &["clients=300000", "workers=3000", "queue_limit=30000", "strategy=full-jitter", "replicates=1"],
+        ),
+        // The same with timeouts: abandoned attempts stay queued at the server beside the retries.
+        (
+            "scenarios/thundering-herd.toml",
+            &[
+                "clients=300000",
+                "workers=3000",
+                "queue_limit=30000",
+                "strategy=full-jitter",
+                "replicates=1",
+                "timeout=200ms",
+            ],
         ),
         // Timelines dominate: 80 s in 200 µs buckets, 4 points.
         ("scenarios/brooker-2023-collapse.toml", &["timeline_bucket=200us", "replicates=2"]),

@@ -9,16 +9,18 @@ use crate::policy::limiters::Permit;
 use crate::policy::{BackoffMemory, ClientClock};
 use crate::time::{SimDuration, SimTime};
 
-/// Memory per request alive: its record (and extras, if `config` keeps them) and free-list entry, a timeout
-/// deadline, and two pending events, each counted twice for the slack of growing buffers (the plan's memory
-/// estimate; a trace's extras are left out, traces being small).
+/// Memory per request alive (the plan's memory estimate): its record (and extras, if `config` keeps them), its
+/// free-list entry, and its pending events. Without a timeout a request's events follow one another: one. With a
+/// timeout, attempts abandoned at their timeout stay at the server beside the retries: four, and a deadline
+/// (docs/performance.md#memory). A trace's extras are left out, traces being small.
 pub(super) fn bytes_per_request(config: &ServerConfig) -> u64 {
     let extras = if keeps_extras(config, false) { size_of::<RequestExtras>() } else { 0 };
-    (size_of::<Request>()
-        + extras
-        + size_of::<u32>()
-        + size_of::<(SimTime, u32, u32)>()
-        + 2 * 2 * size_of::<(u64, ServerEvent)>()) as u64
+    let (pending_events, deadline) = match config.timeout {
+        Some(_) => (4, size_of::<(SimTime, u32, u32)>()),
+        None => (1, 0),
+    };
+    (size_of::<Request>() + extras + size_of::<u32>() + pending_events * size_of::<(u64, ServerEvent)>() + deadline)
+        as u64
 }
 
 /// Whether a run needs its requests' [`RequestExtras`].
