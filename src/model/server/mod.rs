@@ -24,6 +24,7 @@ mod outcome;
 mod params;
 mod request;
 mod run;
+mod tally;
 #[cfg(test)]
 mod tests;
 

@@ -1,5 +1,6 @@
 //! One replicate of the server model: requests in a slab reused through a free list, attempts named by tokens
-//! so that late answers and stale timers are recognised, and the server's FIFO queue.
+//! so that late answers and stale timers are recognised, and the server's FIFO queue. What it measures is kept in
+//! a [`Tally`] (tally.rs).
 
 use std::collections::VecDeque;
 
@@ -10,12 +11,12 @@ use super::config::{MAX_RETRY_AFTER, ServerConfig};
 use super::outcome::Outcome;
 use super::params::OnTimeout;
 use super::request::{ExtrasTable, Request, keeps_extras};
-use super::{metric, series};
+use super::series;
+use super::tally::Tally;
 use crate::engine::{Model, RunSeeds, Scheduler, Stream, Streams, run};
-use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, Phase, PhaseMetrics, PhaseTally, Trigger};
+use crate::metrics::{Phase, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
-use crate::model::verdict::Verdict;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
 use crate::policy::{FailureKind, GiveUpReason, RetryDecision, TokenBucket};
@@ -50,7 +51,8 @@ pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunO
     }
     let stats = run(&mut run_state, &mut scheduler, run_settings.limit());
     let end = run_state.last_activity;
-    let mut output = run_state.finish(stats.events, end);
+    let spans = run_state.tracer.map(|tracer| tracer.spans).unwrap_or_default();
+    let mut output = run_state.tally.finish(config, run_state.trigger, spans, stats.events, end);
     output.truncated = stats.truncated;
     output
 }
@@ -86,7 +88,8 @@ struct ServerRun<'a> {
     config: &'a ServerConfig,
     /// The trigger, if the run has one: requests are tallied by when they were first sent relative to it.
     trigger: Option<Trigger>,
-    phases: PhaseTally,
+    /// What the run measures.
+    tally: Tally,
     /// Arrivals, service, network, faults, jitter and admission, each drawn from its own stream.
     streams: Streams,
     think: ThinkDraws,
@@ -99,19 +102,9 @@ struct ServerRun<'a> {
     /// Queue entries whose attempts were cancelled (`on_timeout = "cancel"`); they leave when they reach the front.
     dead_entries: usize,
     busy: u32,
-    busy_nanos: f64,
     limiter: Option<TokenBucket>,
-    timeline: [BucketCounter; series::COUNTED],
-    queue_levels: BucketMax,
-    /// Prompt successes (within `good_within`) counted in the bucket their request was first sent in: the share
-    /// of each bucket's offered work that was done in good time, for `recovery_ms`.
-    succeeded_by_send: BucketCounter,
     /// The last time anything happened (a timer for an attempt already answered does not count).
     last_activity: SimTime,
-    latency: LatencyHistogram,
-    wait_nanos: f64,
-    waits: u64,
-    counts: Counts,
     /// The client fleet's retry limiter (the server's own rate limiter is `limiter`).
     /// The fleet's limiter, or one per client instance (empty without a limiter).
     retry_limiters: Vec<Limiter>,
@@ -119,8 +112,6 @@ struct ServerRun<'a> {
     tracer: Option<Tracer>,
     /// The clients' clocks and the periodic workload's runs.
     clocks: Clocks,
-    /// New requests per second, for the request peak.
-    offered_per_second: BucketCounter,
     /// Attempts' timeout deadlines (deadline, slot, token) in sending order. The timeout is one fixed length, so
     /// they come due in that order, and one engine timer armed for the front replaces a timer per attempt that
     /// would stay queued after its attempt was answered.
@@ -141,31 +132,13 @@ fn sends_at_decision(config: &ServerConfig, trace: bool) -> bool {
     config.limiter.is_none() && config.timeout.is_none() && !trace && config.network.is_constant()
 }
 
-#[derive(Default)]
-struct Counts {
-    refused: u64,
-    rejected_locally: u64,
-    calls: u64,
-    requests: u64,
-    retries: u64,
-    succeeded: u64,
-    gave_up: u64,
-    failed_permanently: u64,
-    timeouts: u64,
-    rejected: u64,
-    throttled: u64,
-    server_errors: u64,
-    duplicates: u64,
-    deduplicated: u64,
-    measured_successes: u64,
-}
 
 impl<'a> ServerRun<'a> {
     fn new(config: &'a ServerConfig, seeds: RunSeeds, bucket: SimDuration, trace: bool) -> Self {
         ServerRun {
             config,
             trigger: config.trigger_end.map(|end| Trigger { start: config.trigger_start.unwrap_or(end), end }),
-            phases: PhaseTally::default(),
+            tally: Tally::new(bucket),
             requests: Vec::with_capacity(config.workload.arrivals.clients().unwrap_or(1024) as usize),
             extras: ExtrasTable::new(keeps_extras(config, trace)),
             free_slots: Vec::with_capacity(1024),
@@ -173,22 +146,13 @@ impl<'a> ServerRun<'a> {
             queue: VecDeque::with_capacity(1024),
             dead_entries: 0,
             busy: 0,
-            busy_nanos: 0.0,
             limiter: config.rate_limit.map(|(rate, burst)| TokenBucket::new(rate, burst)),
-            timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
-            queue_levels: BucketMax::new(bucket),
-            succeeded_by_send: BucketCounter::new(bucket),
             last_activity: SimTime::ZERO,
-            latency: LatencyHistogram::default(),
-            wait_nanos: 0.0,
-            waits: 0,
-            counts: Counts::default(),
             retry_limiters: config.limiter.iter().flat_map(|limiter| vec![limiter.clone(); config.limiter_instances as usize]).collect(),
             tracer: trace.then(Tracer::default),
             clocks: Clocks::new(config.clock, &config.workload.arrivals, config.workload.duration, seeds),
             streams: Streams::new(seeds),
             think: ThinkDraws::new(seeds.seed_of(Stream::Think), &config.workload.arrivals),
-            offered_per_second: BucketCounter::new(SimDuration::from_secs(1)),
             deadlines: VecDeque::new(),
             timer_armed: false,
             sends_at_decision: sends_at_decision(config, trace),
@@ -211,7 +175,7 @@ impl<'a> ServerRun<'a> {
         let measured = now >= self.config.workload.warmup;
         let request = Request { client, sent_at: now, measured, open: true, ..Request::default() };
         let request = Request { phase: self.trigger.map_or(Phase::Before, |trigger| trigger.phase(now)), ..request };
-        self.phases.request(request.phase);
+        self.tally.phases.request(request.phase);
         let slot = match self.free_slots.pop() {
             Some(slot) => {
                 self.requests[slot as usize] = request;
@@ -223,9 +187,9 @@ impl<'a> ServerRun<'a> {
             }
         };
         self.extras.open(slot, clock);
-        self.counts.requests += 1;
-        self.timeline[series::OFFERED].record(now);
-        self.offered_per_second.record(now);
+        self.tally.counts.requests += 1;
+        self.tally.timeline[series::OFFERED].record(now);
+        self.tally.offered_per_second.record(now);
         slot
     }
 
@@ -259,7 +223,7 @@ impl<'a> ServerRun<'a> {
                 Admission::Send => {}
                 Admission::Wait(wait) => return scheduler.schedule_in(wait, ServerEvent::AdmittedSend { slot }),
                 Admission::Reject => {
-                    self.counts.rejected_locally += 1;
+                    self.tally.counts.rejected_locally += 1;
                     // A retry granted but never sent: its permit goes back as a withdrawal.
                     if let Some(permit) = self.extras.take_permit(slot)
                         && let Some(limiter) = self.limiter_of(slot)
@@ -278,9 +242,9 @@ impl<'a> ServerRun<'a> {
     /// [`sends_at_decision`]).
     fn dispatch(&mut self, slot: u32, at: SimTime, scheduler: &mut Scheduler<ServerEvent>) {
         let is_retry = self.requests[slot as usize].failed_attempts > 0;
-        self.counts.retries += u64::from(is_retry);
+        self.tally.counts.retries += u64::from(is_retry);
         if is_retry {
-            self.timeline[series::RETRIES].record(at);
+            self.tally.timeline[series::RETRIES].record(at);
         }
         if let Some(limiter) = self.limiter_of(slot) {
             limiter.on_send(at, is_retry);
@@ -336,8 +300,8 @@ impl<'a> ServerRun<'a> {
         let now = scheduler.now();
         self.busy += 1;
         if queued_at >= self.config.workload.warmup {
-            self.wait_nanos += (now - queued_at).as_nanos_f64();
-            self.waits += 1;
+            self.tally.wait_nanos += (now - queued_at).as_nanos_f64();
+            self.tally.waits += 1;
         }
         let base = self.config.service.sample_nanos(&mut self.streams.service);
         let load = self.config.latency_per_request.as_nanos_f64() * f64::from(self.busy);
@@ -346,7 +310,7 @@ impl<'a> ServerRun<'a> {
             None | Some(FaultKind::FailFast | FaultKind::Reset | FaultKind::BlackHole) => 1.0,
         };
         let service = SimDuration::from_nanos_f64((base + load) * slowdown);
-        self.busy_nanos += service.as_nanos_f64();
+        self.tally.busy_nanos += service.as_nanos_f64();
         scheduler.schedule_in(service, ServerEvent::ServiceDone { slot, token });
     }
 
@@ -452,7 +416,7 @@ impl<'a> ServerRun<'a> {
             match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
                 Some(permit) => self.extras.set_permit(slot, permit),
                 None => {
-                    self.counts.refused += 1;
+                    self.tally.counts.refused += 1;
                     decision = RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
                 }
             }
@@ -468,8 +432,8 @@ impl<'a> ServerRun<'a> {
                 }
             }
             RetryDecision::GiveUp(_) => {
-                self.counts.gave_up += 1;
-                self.phases.ended(self.requests[slot as usize].phase, None);
+                self.tally.counts.gave_up += 1;
+                self.tally.phases.ended(self.requests[slot as usize].phase, None);
                 self.close_request(slot, scheduler);
             }
         }
@@ -478,18 +442,18 @@ impl<'a> ServerRun<'a> {
     fn succeed(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
         let request = self.requests[slot as usize];
-        self.phases.ended(request.phase, Some(now - request.sent_at));
-        self.counts.succeeded += 1;
-        self.timeline[series::GOODPUT].record(now);
+        self.tally.phases.ended(request.phase, Some(now - request.sent_at));
+        self.tally.counts.succeeded += 1;
+        self.tally.timeline[series::GOODPUT].record(now);
         if now - request.sent_at <= self.config.good_within {
-            self.succeeded_by_send.record(request.sent_at);
+            self.tally.succeeded_by_send.record(request.sent_at);
         }
         if request.measured {
-            self.latency.record(now - request.sent_at);
+            self.tally.latency.record(now - request.sent_at);
         }
         let in_window = self.config.workload.arrivals.is_burst() || now <= self.config.workload.duration;
         if now >= self.config.workload.warmup && in_window {
-            self.counts.measured_successes += 1;
+            self.tally.counts.measured_successes += 1;
         }
         self.close_request(slot, scheduler);
     }
@@ -517,7 +481,7 @@ impl<'a> ServerRun<'a> {
     fn timeout(&mut self, slot: u32, token: u32, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
         self.last_activity = now;
-        self.counts.timeouts += 1;
+        self.tally.counts.timeouts += 1;
         if let Some(tracer) = &mut self.tracer {
             let request = &self.requests[slot as usize];
             tracer.end(request.client, now, request.failed_attempts + 1, "timeout", 0);
@@ -526,116 +490,9 @@ impl<'a> ServerRun<'a> {
             self.requests[slot as usize].queued_token = 0;
             self.dead_entries += 1;
             self.leave_server(slot);
-            self.queue_levels.record(now, self.live_queue() as u32);
+            self.tally.queue_levels.record(now, self.live_queue() as u32);
         }
         self.attempt_failed(slot, (FailureKind::Transient, None), CallOutcome::timeout, scheduler);
-    }
-
-    fn finish(self, events: u64, end: SimTime) -> RunOutput {
-        let counts = &self.counts;
-        let ms = |nanos: f64| nanos / 1e6;
-        let ratio = |a: u64, b: u64| if b == 0 { f64::NAN } else { a as f64 / b as f64 };
-        let mut metrics = vec![0.0; metric::COUNT];
-        metrics[metric::CALLS] = counts.calls as f64;
-        metrics[metric::REQUESTS] = counts.requests as f64;
-        metrics[metric::RETRIES] = counts.retries as f64;
-        metrics[metric::SUCCEEDED] = counts.succeeded as f64;
-        metrics[metric::GAVE_UP] = counts.gave_up as f64;
-        metrics[metric::FAILED_PERMANENTLY] = counts.failed_permanently as f64;
-        metrics[metric::SUCCESS_RATE] =
-            ratio(counts.succeeded, counts.succeeded + counts.gave_up + counts.failed_permanently);
-        metrics[metric::TIMEOUTS] = counts.timeouts as f64;
-        metrics[metric::REJECTED] = counts.rejected as f64;
-        metrics[metric::THROTTLED] = counts.throttled as f64;
-        metrics[metric::SERVER_ERRORS] = counts.server_errors as f64;
-        metrics[metric::DUPLICATES] = counts.duplicates as f64;
-        metrics[metric::DEDUPLICATED] = counts.deduplicated as f64;
-        metrics[metric::REFUSED] = counts.refused as f64;
-        metrics[metric::REJECTED_LOCALLY] = counts.rejected_locally as f64;
-        metrics[metric::AMPLIFICATION] = ratio(counts.calls, counts.requests);
-        metrics[metric::LATENCY_MEAN_MS] = ms(self.latency.mean_nanos());
-        for (index, q) in [
-            (metric::LATENCY_P50_MS, 0.5),
-            (metric::LATENCY_P90_MS, 0.9),
-            (metric::LATENCY_P99_MS, 0.99),
-            (metric::LATENCY_P999_MS, 0.999),
-        ] {
-            metrics[index] = ms(self.latency.quantile_nanos(q));
-        }
-        metrics[metric::WAIT_MEAN_MS] = if self.waits == 0 { f64::NAN } else { ms(self.wait_nanos / self.waits as f64) };
-        let end_nanos = end.as_nanos() as f64;
-        metrics[metric::UTILISATION] = match self.config.workers {
-            Some(workers) if end_nanos > 0.0 => self.busy_nanos / (f64::from(workers) * end_nanos),
-            _ => f64::NAN,
-        };
-        let window_end = if self.config.workload.arrivals.is_burst() { end } else { self.config.workload.duration };
-        let window_nanos = (window_end - self.config.workload.warmup).as_nanos() as f64;
-        metrics[metric::GOODPUT_RPS] =
-            if window_nanos > 0.0 { counts.measured_successes as f64 / (window_nanos / 1e9) } else { f64::NAN };
-        metrics[metric::COMPLETION_MS] = end.as_millis_f64();
-        metrics[metric::PEAK_CALLS_PER_BUCKET] = f64::from(self.timeline[series::CALLS].peak());
-        let synchrony = self.timeline[series::RETRIES].synchrony();
-        metrics[metric::RETRY_PEAK_PER_BUCKET] = synchrony.map_or(f64::NAN, |s| f64::from(s.peak));
-        metrics[metric::RETRY_PEAK_TO_MEAN] = synchrony.map_or(f64::NAN, |s| s.peak_to_mean);
-        metrics[metric::RETRY_DISPERSION] = synchrony.map_or(f64::NAN, |s| s.dispersion);
-        metrics[metric::EVENTS] = events as f64;
-        metrics[metric::PEAK_RPS] = f64::from(self.offered_per_second.peak());
-        metrics[metric::REQUEST_PEAK_TO_MEAN] = match &self.config.workload.arrivals {
-            Arrivals::Burst { .. } => f64::NAN,
-            Arrivals::Periodic { hosts, timer } => {
-                metrics[metric::PEAK_RPS] / (f64::from(*hosts) / timer.period.as_secs_f64())
-            }
-            Arrivals::Open { .. } | Arrivals::Closed { .. } => {
-                let mean = counts.requests as f64 / (self.config.workload.duration - SimTime::ZERO).as_secs_f64();
-                if mean > 0.0 { metrics[metric::PEAK_RPS] / mean } else { f64::NAN }
-            }
-        };
-        // Without a trigger there is no window: NaN, and the columns are left out.
-        let [during, after] = match self.trigger {
-            Some(_) => self.phases.metrics(),
-            None => [PhaseMetrics { success_rate: f64::NAN, amplification: f64::NAN, latency_p99_ms: f64::NAN }; 2],
-        };
-        metrics[metric::SUCCESS_RATE_DURING] = during.success_rate;
-        metrics[metric::SUCCESS_RATE_AFTER] = after.success_rate;
-        metrics[metric::AMPLIFICATION_DURING] = during.amplification;
-        metrics[metric::AMPLIFICATION_AFTER] = after.amplification;
-        metrics[metric::LATENCY_P99_MS_DURING] = during.latency_p99_ms;
-        metrics[metric::LATENCY_P99_MS_AFTER] = after.latency_p99_ms;
-        let verdict = self.verdict();
-        metrics[metric::RECOVERY_MS] = verdict.recovery_ms;
-        metrics[metric::RECOVERED] = verdict.recovered;
-        metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
-        metrics[metric::TIPPED] = verdict.tipped;
-        metrics[metric::STUCK] = verdict.stuck;
-        let counted = self.timeline.iter().map(|counter| counter.counts().len()).max().unwrap_or(0);
-        let buckets = counted.max(self.queue_levels.maxima().len());
-        let mut timeline = vec![0.0; buckets * series::COUNT];
-        for (series_index, counter) in self.timeline.iter().enumerate() {
-            for (bucket, &count) in counter.counts().iter().enumerate() {
-                timeline[bucket * series::COUNT + series_index] = f64::from(count);
-            }
-        }
-        for (bucket, &level) in self.queue_levels.maxima().iter().enumerate() {
-            timeline[bucket * series::COUNT + series::QUEUE_MAX] = f64::from(level);
-        }
-        let mut highlights: Vec<(SimTime, SimTime)> =
-            self.config.faults.windows().iter().map(|window| (window.start, window.end)).collect();
-        if let (Some(start), Some(end)) = (self.config.trigger_start, self.config.trigger_end)
-            && !highlights.contains(&(start, end))
-        {
-            highlights.push((start, end));
-        }
-        let spans = self.tracer.map(|t| t.spans).unwrap_or_default();
-        RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights, spans }
-    }
-
-    /// The run's stuck-state verdict ([`Verdict`]): in-time successes by the bucket their request was first sent
-    /// in, against the requests offered in it. Nothing to judge for a burst, which offers nothing after t = 0.
-    fn verdict(&self) -> Verdict {
-        let trigger_end = if self.config.workload.arrivals.is_burst() { None } else { self.config.trigger_end };
-        let arrivals_end = self.config.workload.duration;
-        let offered = &self.timeline[series::OFFERED];
-        Verdict::judge(offered, &self.succeeded_by_send, trigger_end, arrivals_end, self.config.verdict)
     }
 }
 
@@ -678,7 +535,7 @@ impl Model for ServerRun<'_> {
             ServerEvent::Burst { clients } => (0..clients).for_each(|client| self.new_request(client, scheduler)),
             ServerEvent::OpenArrival => {
                 // Open-loop requests have no client of their own: each traces as its own owner.
-                let owner = self.counts.requests as u32;
+                let owner = self.tally.counts.requests as u32;
                 let slot = self.open_request(owner, now);
                 self.send_attempt(slot, scheduler);
                 if let Some(next) = self.next_arrival_after(now) {
@@ -686,11 +543,11 @@ impl Model for ServerRun<'_> {
                 }
             }
             ServerEvent::AttemptArrives { slot, token } => {
-                self.counts.calls += 1;
+                self.tally.counts.calls += 1;
                 if let Some(request) = self.requests.get(slot as usize) {
-                    self.phases.attempt(request.phase);
+                    self.tally.phases.attempt(request.phase);
                 }
-                self.timeline[series::CALLS].record(now);
+                self.tally.timeline[series::CALLS].record(now);
                 if self.cancels_on_timeout() && !self.is_current(slot, token) {
                     // The client cancelled this attempt while it was on its way.
                     return self.leave_server(slot);
@@ -698,36 +555,36 @@ impl Model for ServerRun<'_> {
                 match self.config.faults.at(now) {
                     Some(FaultKind::BlackHole) => return self.leave_server(slot),
                     Some(FaultKind::FailFast) => {
-                        self.counts.rejected += 1;
-                        self.timeline[series::REJECTED].record(now);
+                        self.tally.counts.rejected += 1;
+                        self.tally.timeline[series::REJECTED].record(now);
                         return self.answer(slot, token, Outcome::Overloaded, None, scheduler);
                     }
                     Some(FaultKind::Reset) => {
-                        self.counts.rejected += 1;
-                        self.timeline[series::REJECTED].record(now);
+                        self.tally.counts.rejected += 1;
+                        self.tally.timeline[series::REJECTED].record(now);
                         return self.answer(slot, token, Outcome::ConnectionReset, None, scheduler);
                     }
                     None | Some(FaultKind::Slowdown(_)) => {}
                 }
                 if let Some(Err(wait)) = self.limiter.as_mut().map(|bucket| bucket.try_take(now)) {
-                    self.counts.throttled += 1;
+                    self.tally.counts.throttled += 1;
                     self.answer(slot, token, Outcome::Throttled, Some(wait), scheduler);
                 } else if self.config.workers.is_none_or(|workers| self.busy < workers) {
                     self.start_service(slot, token, now, scheduler);
                 } else if self.config.queue_limit.is_none_or(|limit| (self.live_queue() as u64) < limit) {
                     self.queue.push_back((slot, token, now));
                     self.requests[slot as usize].queued_token = token;
-                    self.queue_levels.record(now, self.live_queue() as u32);
+                    self.tally.queue_levels.record(now, self.live_queue() as u32);
                 } else {
-                    self.counts.rejected += 1;
-                        self.timeline[series::REJECTED].record(now);
+                    self.tally.counts.rejected += 1;
+                        self.tally.timeline[series::REJECTED].record(now);
                     self.answer(slot, token, Outcome::Overloaded, self.config.overload_retry_after, scheduler);
                 }
             }
             ServerEvent::ServiceDone { slot, token } => {
                 self.busy -= 1;
                 if !self.is_current(slot, token) {
-                    self.timeline[series::LATE].record(now);
+                    self.tally.timeline[series::LATE].record(now);
                 }
                 let outcome = self.served_outcome();
                 match outcome {
@@ -736,13 +593,13 @@ impl Model for ServerRun<'_> {
                         request.applied += 1;
                         if request.applied > 1 {
                             if self.config.idempotency_keys {
-                                self.counts.deduplicated += 1;
+                                self.tally.counts.deduplicated += 1;
                             } else {
-                                self.counts.duplicates += 1;
+                                self.tally.counts.duplicates += 1;
                             }
                         }
                     }
-                    Outcome::TransientError | Outcome::DisguisedTransient => self.counts.server_errors += 1,
+                    Outcome::TransientError | Outcome::DisguisedTransient => self.tally.counts.server_errors += 1,
                     _ => {}
                 }
                 self.answer(slot, token, outcome, None, scheduler);
@@ -759,7 +616,7 @@ impl Model for ServerRun<'_> {
                     self.start_service(next_slot, next_token, queued_at, scheduler);
                     break;
                 }
-                self.queue_levels.record(now, self.live_queue() as u32);
+                self.tally.queue_levels.record(now, self.live_queue() as u32);
             }
             ServerEvent::Answer { slot, token, outcome, retry_after_us } => {
                 if !self.is_current(slot, token) {
@@ -784,8 +641,8 @@ impl Model for ServerRun<'_> {
                     self.attempt_failed(slot, (kind, hint), failure, scheduler);
                 } else {
                     self.record_outcome(slot, CallOutcome::failure, now);
-                    self.counts.failed_permanently += 1;
-                    self.phases.ended(self.requests[slot as usize].phase, None);
+                    self.tally.counts.failed_permanently += 1;
+                    self.tally.phases.ended(self.requests[slot as usize].phase, None);
                     self.close_request(slot, scheduler);
                 }
             }

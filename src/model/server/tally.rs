@@ -1,0 +1,180 @@
+//! What a server run measures as it goes (counts, latencies, per-bucket timelines), and the metrics, timeline
+//! and verdict it reports when it ends.
+
+use super::config::ServerConfig;
+use super::{metric, series};
+use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, PhaseMetrics, PhaseTally, Trigger};
+use crate::model::RunOutput;
+use crate::model::trace::Span;
+use crate::model::verdict::Verdict;
+use crate::time::{SimDuration, SimTime};
+use crate::workload::Arrivals;
+
+/// The measurements of one run.
+pub(super) struct Tally {
+    pub(super) counts: Counts,
+    /// Requests and their attempts by when they were first sent relative to the trigger.
+    pub(super) phases: PhaseTally,
+    pub(super) timeline: [BucketCounter; series::COUNTED],
+    pub(super) queue_levels: BucketMax,
+    /// Prompt successes (within `good_within`) counted in the bucket their request was first sent in: the share
+    /// of each bucket's offered work that was done in good time, for `recovery_ms`.
+    pub(super) succeeded_by_send: BucketCounter,
+    /// New requests per second, for the request peak.
+    pub(super) offered_per_second: BucketCounter,
+    pub(super) latency: LatencyHistogram,
+    pub(super) wait_nanos: f64,
+    pub(super) waits: u64,
+    pub(super) busy_nanos: f64,
+}
+
+#[derive(Default)]
+pub(super) struct Counts {
+    pub(super) refused: u64,
+    pub(super) rejected_locally: u64,
+    pub(super) calls: u64,
+    pub(super) requests: u64,
+    pub(super) retries: u64,
+    pub(super) succeeded: u64,
+    pub(super) gave_up: u64,
+    pub(super) failed_permanently: u64,
+    pub(super) timeouts: u64,
+    pub(super) rejected: u64,
+    pub(super) throttled: u64,
+    pub(super) server_errors: u64,
+    pub(super) duplicates: u64,
+    pub(super) deduplicated: u64,
+    pub(super) measured_successes: u64,
+}
+
+impl Tally {
+    pub(super) fn new(bucket: SimDuration) -> Self {
+        Tally {
+            counts: Counts::default(),
+            phases: PhaseTally::default(),
+            timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
+            queue_levels: BucketMax::new(bucket),
+            succeeded_by_send: BucketCounter::new(bucket),
+            offered_per_second: BucketCounter::new(SimDuration::from_secs(1)),
+            latency: LatencyHistogram::default(),
+            wait_nanos: 0.0,
+            waits: 0,
+            busy_nanos: 0.0,
+        }
+    }
+
+    /// The run's metrics and timeline, once it ended at `end` after `events` events.
+    pub(super) fn finish(
+        self,
+        config: &ServerConfig,
+        trigger: Option<Trigger>,
+        spans: Vec<Span>,
+        events: u64,
+        end: SimTime,
+    ) -> RunOutput {
+        let counts = &self.counts;
+        let ms = |nanos: f64| nanos / 1e6;
+        let ratio = |a: u64, b: u64| if b == 0 { f64::NAN } else { a as f64 / b as f64 };
+        let mut metrics = vec![0.0; metric::COUNT];
+        metrics[metric::CALLS] = counts.calls as f64;
+        metrics[metric::REQUESTS] = counts.requests as f64;
+        metrics[metric::RETRIES] = counts.retries as f64;
+        metrics[metric::SUCCEEDED] = counts.succeeded as f64;
+        metrics[metric::GAVE_UP] = counts.gave_up as f64;
+        metrics[metric::FAILED_PERMANENTLY] = counts.failed_permanently as f64;
+        metrics[metric::SUCCESS_RATE] =
+            ratio(counts.succeeded, counts.succeeded + counts.gave_up + counts.failed_permanently);
+        metrics[metric::TIMEOUTS] = counts.timeouts as f64;
+        metrics[metric::REJECTED] = counts.rejected as f64;
+        metrics[metric::THROTTLED] = counts.throttled as f64;
+        metrics[metric::SERVER_ERRORS] = counts.server_errors as f64;
+        metrics[metric::DUPLICATES] = counts.duplicates as f64;
+        metrics[metric::DEDUPLICATED] = counts.deduplicated as f64;
+        metrics[metric::REFUSED] = counts.refused as f64;
+        metrics[metric::REJECTED_LOCALLY] = counts.rejected_locally as f64;
+        metrics[metric::AMPLIFICATION] = ratio(counts.calls, counts.requests);
+        metrics[metric::LATENCY_MEAN_MS] = ms(self.latency.mean_nanos());
+        for (index, q) in [
+            (metric::LATENCY_P50_MS, 0.5),
+            (metric::LATENCY_P90_MS, 0.9),
+            (metric::LATENCY_P99_MS, 0.99),
+            (metric::LATENCY_P999_MS, 0.999),
+        ] {
+            metrics[index] = ms(self.latency.quantile_nanos(q));
+        }
+        metrics[metric::WAIT_MEAN_MS] = if self.waits == 0 { f64::NAN } else { ms(self.wait_nanos / self.waits as f64) };
+        let end_nanos = end.as_nanos() as f64;
+        metrics[metric::UTILISATION] = match config.workers {
+            Some(workers) if end_nanos > 0.0 => self.busy_nanos / (f64::from(workers) * end_nanos),
+            _ => f64::NAN,
+        };
+        let window_end = if config.workload.arrivals.is_burst() { end } else { config.workload.duration };
+        let window_nanos = (window_end - config.workload.warmup).as_nanos() as f64;
+        metrics[metric::GOODPUT_RPS] =
+            if window_nanos > 0.0 { counts.measured_successes as f64 / (window_nanos / 1e9) } else { f64::NAN };
+        metrics[metric::COMPLETION_MS] = end.as_millis_f64();
+        metrics[metric::PEAK_CALLS_PER_BUCKET] = f64::from(self.timeline[series::CALLS].peak());
+        let synchrony = self.timeline[series::RETRIES].synchrony();
+        metrics[metric::RETRY_PEAK_PER_BUCKET] = synchrony.map_or(f64::NAN, |s| f64::from(s.peak));
+        metrics[metric::RETRY_PEAK_TO_MEAN] = synchrony.map_or(f64::NAN, |s| s.peak_to_mean);
+        metrics[metric::RETRY_DISPERSION] = synchrony.map_or(f64::NAN, |s| s.dispersion);
+        metrics[metric::EVENTS] = events as f64;
+        metrics[metric::PEAK_RPS] = f64::from(self.offered_per_second.peak());
+        metrics[metric::REQUEST_PEAK_TO_MEAN] = match &config.workload.arrivals {
+            Arrivals::Burst { .. } => f64::NAN,
+            Arrivals::Periodic { hosts, timer } => {
+                metrics[metric::PEAK_RPS] / (f64::from(*hosts) / timer.period.as_secs_f64())
+            }
+            Arrivals::Open { .. } | Arrivals::Closed { .. } => {
+                let mean = counts.requests as f64 / (config.workload.duration - SimTime::ZERO).as_secs_f64();
+                if mean > 0.0 { metrics[metric::PEAK_RPS] / mean } else { f64::NAN }
+            }
+        };
+        // Without a trigger there is no window: NaN, and the columns are left out.
+        let [during, after] = match trigger {
+            Some(_) => self.phases.metrics(),
+            None => [PhaseMetrics { success_rate: f64::NAN, amplification: f64::NAN, latency_p99_ms: f64::NAN }; 2],
+        };
+        metrics[metric::SUCCESS_RATE_DURING] = during.success_rate;
+        metrics[metric::SUCCESS_RATE_AFTER] = after.success_rate;
+        metrics[metric::AMPLIFICATION_DURING] = during.amplification;
+        metrics[metric::AMPLIFICATION_AFTER] = after.amplification;
+        metrics[metric::LATENCY_P99_MS_DURING] = during.latency_p99_ms;
+        metrics[metric::LATENCY_P99_MS_AFTER] = after.latency_p99_ms;
+        let verdict = self.verdict(config);
+        metrics[metric::RECOVERY_MS] = verdict.recovery_ms;
+        metrics[metric::RECOVERED] = verdict.recovered;
+        metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
+        metrics[metric::TIPPED] = verdict.tipped;
+        metrics[metric::STUCK] = verdict.stuck;
+        let counted = self.timeline.iter().map(|counter| counter.counts().len()).max().unwrap_or(0);
+        let buckets = counted.max(self.queue_levels.maxima().len());
+        let mut timeline = vec![0.0; buckets * series::COUNT];
+        for (series_index, counter) in self.timeline.iter().enumerate() {
+            for (bucket, &count) in counter.counts().iter().enumerate() {
+                timeline[bucket * series::COUNT + series_index] = f64::from(count);
+            }
+        }
+        for (bucket, &level) in self.queue_levels.maxima().iter().enumerate() {
+            timeline[bucket * series::COUNT + series::QUEUE_MAX] = f64::from(level);
+        }
+        let mut highlights: Vec<(SimTime, SimTime)> =
+            config.faults.windows().iter().map(|window| (window.start, window.end)).collect();
+        if let (Some(start), Some(end)) = (config.trigger_start, config.trigger_end)
+            && !highlights.contains(&(start, end))
+        {
+            highlights.push((start, end));
+        }
+        RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights, spans }
+    }
+
+    /// The run's stuck-state verdict ([`Verdict`]): in-time successes by the bucket their request was first sent
+    /// in, against the requests offered in it. Nothing to judge for a burst, which offers nothing after t = 0.
+    fn verdict(&self, config: &ServerConfig) -> Verdict {
+        let trigger_end = if config.workload.arrivals.is_burst() { None } else { config.trigger_end };
+        let arrivals_end = config.workload.duration;
+        let offered = &self.timeline[series::OFFERED];
+        Verdict::judge(offered, &self.succeeded_by_send, trigger_end, arrivals_end, config.verdict)
+    }
+}
+
