@@ -136,6 +136,19 @@ impl BucketMax {
     }
 }
 
+/// Lays a run's per-bucket columns out as `RunOutput::timeline` holds them: bucket after bucket, `series` values
+/// each, column `(index, values)` in series `index`. As long as the longest column; elsewhere 0.
+pub(crate) fn lay_out_timeline(series: usize, columns: &[(usize, &[u32])]) -> Vec<f64> {
+    let buckets = columns.iter().map(|(_, values)| values.len()).max().unwrap_or(0);
+    let mut timeline = vec![0.0; buckets * series];
+    for &(index, values) in columns {
+        for (bucket, &value) in values.iter().enumerate() {
+            timeline[bucket * series + index] = f64::from(value);
+        }
+    }
+    timeline
+}
+
 /// A run's trigger (an outage, a fault window, a spike) as the span `[start, end)` of time: windowed metrics look
 /// at the requests first sent during it and after it, beside the whole run's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -382,6 +395,13 @@ impl SparseHistogram {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timeline_is_laid_out_bucket_by_bucket_as_long_as_its_longest_column() {
+        let timeline = lay_out_timeline(3, &[(0, &[1, 2]), (2, &[7, 8, 9])]);
+        assert_eq!(timeline, vec![1.0, 0.0, 7.0, 2.0, 0.0, 8.0, 0.0, 0.0, 9.0]);
+        assert!(lay_out_timeline(3, &[(1, &[])]).is_empty());
+    }
 
     /// Events at `ms` milliseconds, in 10 ms buckets.
     fn counter_of(ms: &[u64]) -> BucketCounter {

@@ -14,7 +14,7 @@ use super::distributions;
 use super::trace::Tracer;
 use super::{Footprint, RunOutput, RunSettings, SimModel};
 use crate::engine::{Model, RunSeeds, Scheduler, SimRng, Stream, run};
-use crate::metrics::BucketCounter;
+use crate::metrics::{BucketCounter, lay_out_timeline};
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::policy::{BackoffMemory, FailureKind, RetryDecision, RetryPolicy};
 use crate::time::{SimDuration, SimTime};
@@ -226,14 +226,10 @@ impl<'a, const TRACE: bool> OccRun<'a, TRACE> {
         metrics[metric::RETRY_PEAK_TO_MEAN] = synchrony.map_or(f64::NAN, |s| s.peak_to_mean);
         metrics[metric::RETRY_DISPERSION] = synchrony.map_or(f64::NAN, |s| s.dispersion);
         metrics[metric::EVENTS] = events as f64;
-        let (writes, retries) = (self.writes_per_bucket.counts(), self.retries_per_bucket.counts());
-        let mut timeline = vec![0.0; writes.len() * series::COUNT];
-        for (bucket, &count) in writes.iter().enumerate() {
-            timeline[bucket * series::COUNT + series::CALLS] = f64::from(count);
-        }
-        for (bucket, &count) in retries.iter().enumerate() {
-            timeline[bucket * series::COUNT + series::RETRIES] = f64::from(count);
-        }
+        let timeline = lay_out_timeline(
+            series::COUNT,
+            &[(series::CALLS, self.writes_per_bucket.counts()), (series::RETRIES, self.retries_per_bucket.counts())],
+        );
         let spans = self.tracer.map(|t| t.spans).unwrap_or_default();
         RunOutput { metrics, timeline, events, spans, ..RunOutput::default() }
     }

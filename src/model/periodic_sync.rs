@@ -20,7 +20,7 @@ use rand::RngExt;
 use super::trace::{MAX_TRACE_SPANS, Span};
 use super::{Footprint, RunOutput, RunSettings, SimModel};
 use crate::engine::{Model, Scheduler, SimRng, Stream, run};
-use crate::metrics::{BucketCounter, BucketMax};
+use crate::metrics::{BucketCounter, BucketMax, lay_out_timeline};
 use crate::params::{Choice, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value, choices};
 use crate::time::{SimDuration, SimTime};
 
@@ -315,16 +315,10 @@ impl<'a> SyncRun<'a> {
         metrics[metric::TIME_TO_SYNC_MS] =
             self.clusters.iter().find(|(_, size)| *size >= all).map_or(f64::NAN, |(at, _)| at.as_millis_f64());
         metrics[metric::EVENTS] = events as f64;
-        let counts = self.timeline_messages.counts();
-        let levels = self.timeline_largest.maxima();
-        let buckets = counts.len().max(levels.len());
-        let mut timeline = vec![0.0; buckets * series::COUNT];
-        for (bucket, &count) in counts.iter().enumerate() {
-            timeline[bucket * series::COUNT + series::MESSAGES] = f64::from(count);
-        }
-        for (bucket, &level) in levels.iter().enumerate() {
-            timeline[bucket * series::COUNT + series::LARGEST_CLUSTER] = f64::from(level);
-        }
+        let timeline = lay_out_timeline(
+            series::COUNT,
+            &[(series::MESSAGES, self.timeline_messages.counts()), (series::LARGEST_CLUSTER, self.timeline_largest.maxima())],
+        );
         let spans = self.spans.unwrap_or_default();
         RunOutput { metrics, timeline, events, spans, ..RunOutput::default() }
     }

@@ -25,7 +25,7 @@ use super::SimModel;
 use crate::params::Value;
 use crate::engine::{EventQueue, RunSeeds, SimRng, Stream};
 use crate::time::{SimDuration, SimTime};
-use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, lay_out_timeline};
 use crate::policy::{
     BackoffMemory, BackoffParams, FailureKind, RetryAfterPolicy, RetryDecision, RetryPolicy, Strategy,
 };
@@ -712,19 +712,11 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             f64::NAN
         };
         metrics[metric::EVENTS] = self.events as f64;
-        let counted_len = self.timeline.iter().map(|c| c.counts().len()).max().unwrap_or(0);
-        let buckets = counted_len.max(self.backlog.maxima().len());
-        let mut timeline = vec![0.0; buckets * series::COUNT];
-        for (bucket, &share) in self.top_share.iter().enumerate().take(buckets) {
+        let mut columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
+        columns.push((series::BACKLOG, self.backlog.maxima()));
+        let mut timeline = lay_out_timeline(series::COUNT, &columns);
+        for (bucket, &share) in self.top_share.iter().enumerate().take(timeline.len() / series::COUNT) {
             timeline[bucket * series::COUNT + series::TOP_SHARE] = share;
-        }
-        for (index, counter) in self.timeline.iter().enumerate() {
-            for (bucket, &count) in counter.counts().iter().enumerate() {
-                timeline[bucket * series::COUNT + index] = f64::from(count);
-            }
-        }
-        for (bucket, &level) in self.backlog.maxima().iter().enumerate() {
-            timeline[bucket * series::COUNT + series::BACKLOG] = f64::from(level);
         }
         RunOutput { metrics, timeline, events: self.events, truncated: self.truncated, spans, ..RunOutput::default() }
     }

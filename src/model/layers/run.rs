@@ -10,7 +10,7 @@ use super::records::{Call, CallerCounts, InFlight, Job, JobState, Kind, Status};
 use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
 use crate::engine::{Model, RunSeeds, Scheduler, Streams, run};
 use crate::time::{SimDuration, SimTime};
-use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger};
+use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger, lay_out_timeline};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::verdict::VerdictTally;
@@ -734,13 +734,8 @@ impl<'a> LayersRun<'a> {
         metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
         metrics[metric::TIPPED] = verdict.tipped;
         metrics[metric::STUCK] = verdict.stuck;
-        let buckets = self.timeline.iter().map(|t| t.counts().len()).max().unwrap_or(0);
-        let mut timeline = vec![0.0; buckets * series::COUNT];
-        for (index, counter) in self.timeline.iter().enumerate() {
-            for (bucket, &count) in counter.counts().iter().enumerate() {
-                timeline[bucket * series::COUNT + index] = f64::from(count);
-            }
-        }
+        let columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
+        let timeline = lay_out_timeline(series::COUNT, &columns);
         let highlights = self
             .config
             .services

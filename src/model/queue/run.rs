@@ -10,7 +10,7 @@ use rand::RngExt;
 use super::params::{Ordering, QueueConfig, Redelivery};
 use super::{metric, series};
 use crate::engine::{Model, RunSeeds, Scheduler, Streams, run};
-use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram};
+use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, lay_out_timeline};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::model::{RunOutput, RunSettings};
@@ -400,17 +400,9 @@ impl<'a> QueueRun<'a> {
         metrics[metric::QUEUE_DEPTH_MEAN] = if span > 0.0 { self.depth_area / span } else { f64::NAN };
         metrics[metric::COMPLETION_MS] = self.last_activity.as_millis_f64();
         metrics[metric::EVENTS] = events as f64;
-        let counted = self.timeline.iter().map(|counter| counter.counts().len()).max().unwrap_or(0);
-        let buckets = counted.max(self.depth_levels.maxima().len());
-        let mut timeline = vec![0.0; buckets * series::COUNT];
-        for (series_index, counter) in self.timeline.iter().enumerate() {
-            for (bucket, &count) in counter.counts().iter().enumerate() {
-                timeline[bucket * series::COUNT + series_index] = f64::from(count);
-            }
-        }
-        for (bucket, &level) in self.depth_levels.maxima().iter().enumerate() {
-            timeline[bucket * series::COUNT + series::QUEUE_DEPTH] = f64::from(level);
-        }
+        let mut columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
+        columns.push((series::QUEUE_DEPTH, self.depth_levels.maxima()));
+        let timeline = lay_out_timeline(series::COUNT, &columns);
         let highlights = self.config.faults.windows().iter().map(|window| (window.start, window.end)).collect();
         RunOutput {
             metrics,

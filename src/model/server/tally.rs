@@ -3,7 +3,7 @@
 
 use super::config::ServerConfig;
 use super::{metric, series};
-use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, PhaseMetrics, PhaseTally, Trigger};
+use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, PhaseMetrics, PhaseTally, Trigger, lay_out_timeline};
 use crate::model::RunOutput;
 use crate::model::trace::Span;
 use crate::model::verdict::Verdict;
@@ -147,17 +147,9 @@ impl Tally {
         metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
         metrics[metric::TIPPED] = verdict.tipped;
         metrics[metric::STUCK] = verdict.stuck;
-        let counted = self.timeline.iter().map(|counter| counter.counts().len()).max().unwrap_or(0);
-        let buckets = counted.max(self.queue_levels.maxima().len());
-        let mut timeline = vec![0.0; buckets * series::COUNT];
-        for (series_index, counter) in self.timeline.iter().enumerate() {
-            for (bucket, &count) in counter.counts().iter().enumerate() {
-                timeline[bucket * series::COUNT + series_index] = f64::from(count);
-            }
-        }
-        for (bucket, &level) in self.queue_levels.maxima().iter().enumerate() {
-            timeline[bucket * series::COUNT + series::QUEUE_MAX] = f64::from(level);
-        }
+        let mut columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
+        columns.push((series::QUEUE_MAX, self.queue_levels.maxima()));
+        let timeline = lay_out_timeline(series::COUNT, &columns);
         let mut highlights: Vec<(SimTime, SimTime)> =
             config.faults.windows().iter().map(|window| (window.start, window.end)).collect();
         if let (Some(start), Some(end)) = (config.trigger_start, config.trigger_end)
