@@ -149,8 +149,7 @@ fn check_memory(jobs: &[(Scenario, Vec<PlannedPoint>, PathBuf)], options: &RunOp
     let threads = options.threads.unwrap_or_else(rayon::current_num_threads);
     for (scenario, points, _) in jobs {
         let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
-        let owned: Vec<&PlannedPoint> =
-            shard.work(points.len(), scenario.replicates).iter().map(|share| &points[share.point]).collect();
+        let owned = shard.owned_points(points, scenario.replicates);
         let estimate = MemoryEstimate::of(scenario, &owned, threads);
         if estimate.peak_bytes > limit {
             let whose = if options.max_memory.is_some() { "" } else { " (the default: half of this machine's memory)" };

@@ -99,8 +99,7 @@ pub(super) fn run_one(
             fresh.runs.iter().map(|run| run.output.events).sum::<u64>() as f64 / elapsed_s.max(1e-9) / 1e6
         ),
     };
-    let owned_points: Vec<&PlannedPoint> = owned.iter().map(|share| &points[share.point]).collect();
-    let estimate = MemoryEstimate::of(scenario, &owned_points, threads);
+    let estimate = MemoryEstimate::of(scenario, &shard.owned_points(points, scenario.replicates), threads);
     let timing = match budget::peak_resident() {
         Some(peak) => format!("{timing}; peak memory {}, estimated {}", Bytes(peak), Bytes(estimate.peak_bytes)),
         None => timing,

@@ -190,8 +190,7 @@ fn gather_runs(
     for (dir, manifest) in shards {
         let record = &manifest.record;
         let fingerprint = record.study.fingerprint(&record.shard);
-        let owned: Vec<&PlannedPoint> =
-            record.shard.work(points.len(), replicates).iter().map(|share| &points[share.point]).collect();
+        let owned = record.shard.owned_points(points, replicates);
         let owned_ids: Vec<String> = owned.iter().map(|point| point.id()).collect();
         if owned_ids != manifest.point_ids {
             return Err(Error::Results {

@@ -150,6 +150,11 @@ impl ShardSpec {
             .collect()
     }
 
+    /// The points of `points` this shard owns any runs of, in canonical order.
+    pub fn owned_points<'a, T>(&self, points: &'a [T], replicates: u32) -> Vec<&'a T> {
+        self.work(points.len(), replicates).iter().map(|share| &points[share.point]).collect()
+    }
+
     /// The replicates of `point` this shard runs (ascending; empty when it owns none).
     pub fn replicates_of(&self, point: usize, replicates: u32) -> Vec<u32> {
         let (index, count) = (u64::from(self.index), u64::from(self.count));
