@@ -188,7 +188,25 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
             })
             .filter(|work| !work.replicates.is_empty())
             .collect();
-        let runs = run_work(&points, &work, settings, &|| bar.inc(1), &|_, _| Ok(()))?.runs;
+        let runs = match run_work(&points, &work, settings, &|| bar.inc(1), &|_, _| Ok(())) {
+            Ok(swept) => swept.runs,
+            Err(Error::Interrupted { signal, .. }) => {
+                bar.finish_and_clear();
+                // The rounds before this one are in the checkpoint, which `--resume` reads.
+                return Err(Error::Interrupted {
+                    signal,
+                    message: format!(
+                        "{}: interrupted by {}; kept {} runs of finished rounds in {}",
+                        scenario.name,
+                        crate::interrupt::name(signal),
+                        stored.len(),
+                        out.join(CHECKPOINT).display()
+                    ),
+                    resumable: !stored.is_empty(),
+                });
+            }
+            Err(other) => return Err(other),
+        };
         fresh += runs.len() as u64;
         for run in runs {
             stored.insert(key(candidate_of[run.point], run.replicate), run.output.metrics);

@@ -112,3 +112,66 @@ fn sigterm_stops_the_same_way_with_exit_code_143() {
     assert!(stderr.contains("resume with:\n  "), "{stderr}");
     assert_eq!(listing(&out), [".retrylab-checkpoint"], "no results, no staging folder");
 }
+
+/// A search long enough to interrupt: two nearly equal candidates race until the budget is spent, in rounds that
+/// double their replicates, and each round ends by writing the checkpoint.
+const SLOW_TUNE: &str = r#"schema_version = 1
+name = "slowtune"
+seed = 5
+replicates = 2
+timeline_bucket = "10ms"
+
+[model]
+kind = "occ"
+clients = 1000
+
+[client]
+strategy = "full-jitter"
+base = "5ms"
+cap = "2s"
+
+[tune]
+objective = "completion_ms"
+budget = 1000
+strategy = ["full-jitter"]
+base = ["5ms", "5.01ms"]
+"#;
+
+#[test]
+fn an_interrupted_tune_keeps_its_finished_rounds_and_prints_the_command_that_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "slowtune.toml", SLOW_TUNE);
+    let tune = |out: &Path| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_retrylab"));
+        command.args(["tune", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--threads", "1"]);
+        command
+    };
+    let reference = dir.path().join("reference");
+    assert!(tune(&reference).stdout(Stdio::null()).status().unwrap().success());
+
+    let out = dir.path().join("out");
+    let mut child = tune(&out).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let started = Instant::now();
+    while !out.join(".retrylab-tune-runs").exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the search ended before its first round was stored");
+        assert!(started.elapsed() < Duration::from_secs(300), "no round stored in 300 s");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("slowtune: interrupted by SIGINT; kept "), "{stderr}");
+    assert!(!out.join("tune.csv").exists(), "no results from an interrupted search");
+
+    let resume = stderr.lines().skip_while(|line| !line.ends_with("resume with:")).nth(1).expect(&stderr).trim();
+    assert!(resume.ends_with("--threads 1 --resume"), "{resume}");
+    let resumed = Command::new("sh").args(["-c", resume]).output().unwrap();
+    let stdout = String::from_utf8(resumed.stdout).unwrap();
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(stdout.contains("reused from the checkpoint"), "{stdout}");
+    for name in ["tune.csv", "recommendation.toml"] {
+        let same = std::fs::read(reference.join(name)).unwrap() == std::fs::read(out.join(name)).unwrap();
+        assert!(same, "{name} differs from the uninterrupted search's");
+    }
+}
