@@ -183,6 +183,8 @@ impl<E: Copy> RadixHeap<E> {
     #[inline]
     pub(super) fn push(&mut self, at: SimTime, event: E) {
         self.consume_taken();
+        // Even after an `unpop`, the entry shown is where the heap stands: an earlier key would pop after it.
+        debug_assert!(at.as_nanos() >= self.now(), "pushed at {at}, before the entry last shown");
         self.place((at.as_nanos().max(self.now()), event));
         self.len += 1;
     }
@@ -265,6 +267,21 @@ impl<E: Copy> RadixHeap<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The channel model's Ethernet once peeked at the next station this way and then pushed the winner's next turn
+    /// before it; the heap cannot order that, and says so in a debug build.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "before the entry last shown")]
+    fn a_push_before_an_entry_shown_and_put_back_is_refused() {
+        let mut heap = RadixHeap::new();
+        heap.push(SimTime::from_nanos(1_000), 1);
+        heap.push(SimTime::from_nanos(2_000), 2);
+        assert_eq!(heap.pop(|_| {}).map(|(t, e)| (t.as_nanos(), e)), Some((1_000, 1)));
+        assert_eq!(heap.pop(|_| {}).map(|(t, e)| (t.as_nanos(), e)), Some((2_000, 2)));
+        heap.unpop();
+        heap.push(SimTime::from_nanos(1_500), 3);
+    }
 
     /// Runs of equal keys several blocks long, and delays from 0 to 2^50 ns (every level), interleaved with pops,
     /// against a sorted reference: time order, insertion order among equal times, and blocks reused.

@@ -14,6 +14,9 @@
 //! and the 32-bit jam) and every transmission is followed by the 96-bit inter-frame gap (9.6 µs). Stations are
 //! 1-persistent: whoever is ready when the channel goes idle sends.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
 use rand_distr::{Binomial, Distribution, Poisson};
@@ -23,7 +26,7 @@ use super::client;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
-use crate::engine::{EventQueue, RunSeeds, SimRng, Stream};
+use crate::engine::{RunSeeds, SimRng, Stream};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, lay_out_timeline};
 use crate::policy::{
@@ -567,13 +570,14 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
 
     /// Ethernet CSMA/CD with saturated stations: when the channel goes idle, every station whose backoff has
     /// expired sends; one sender is a success (frame + gap), several collide (one slot + gap) and back off.
-    /// Stations wait in the engine's event queue keyed by ready time (a radix heap past 4,096): finding the k
-    /// senders costs O(k log N) at most, not O(N), and they draw their backoffs in station order, as a scan would.
+    /// Stations wait in a binary heap keyed by ready time: finding the k senders costs O(k log N), not O(N), and
+    /// they draw their backoffs in station order, as a scan would. Not the engine's event queue: the winner's next
+    /// turn may come before the next station's, which the queue has shown by then, and its radix form (past 4,096
+    /// entries) takes no push before an entry it has shown.
     fn ethernet(&mut self) {
         let n = self.config.stations as usize;
         let horizon = self.slot_start(self.config.slots);
-        let mut waiting = EventQueue::with_capacity(n);
-        (0..n).for_each(|station| waiting.push(SimTime::ZERO, station));
+        let mut waiting: BinaryHeap<Reverse<(SimTime, usize)>> = (0..n).map(|station| Reverse((SimTime::ZERO, station))).collect();
         let mut turn_started = vec![SimTime::ZERO; n];
         let mut slept = vec![SimDuration::ZERO; n];
         let mut failed = vec![0_u32; n];
@@ -585,16 +589,15 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 break;
             }
             senders.clear();
-            while let Some((ready, station)) = waiting.pop() {
+            while let Some(&Reverse((ready, station))) = waiting.peek() {
                 if ready > now {
-                    waiting.unpop();
                     break;
                 }
+                waiting.pop();
                 senders.push(station);
             }
             if senders.is_empty() {
-                now = waiting.pop().map_or(horizon, |(ready, _)| ready);
-                waiting.unpop();
+                now = waiting.peek().map_or(horizon, |&Reverse((ready, _))| ready);
                 continue;
             }
             senders.sort_unstable();
@@ -613,7 +616,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 now = done + INTER_FRAME_GAP;
                 failed[station] = 0;
                 slept[station] = SimDuration::ZERO;
-                waiting.push(now, station);
+                waiting.push(Reverse((now, station)));
                 turn_started[station] = now;
             } else {
                 self.collision(now);
@@ -624,14 +627,14 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                         self.config.retry.after_failure(failed[station], SimDuration::ZERO, (FailureKind::Transient, None), &mut memory[station], &mut self.jitter);
                     match decision {
                         RetryDecision::RetryAfter(sleep) => {
-                            waiting.push(after + sleep, station);
+                            waiting.push(Reverse((after + sleep, station)));
                             slept[station] = sleep;
                         }
                         RetryDecision::GiveUp(_) => {
                             self.drops += 1;
                             failed[station] = 0;
                             slept[station] = SimDuration::ZERO;
-                            waiting.push(after, station);
+                            waiting.push(Reverse((after, station)));
                             turn_started[station] = after;
                         }
                     }
