@@ -491,7 +491,9 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
     }
 
     /// Slotted ALOHA with N stations, Poisson arrivals and per-station queues; a station whose frame collided
-    /// waits `floor(backoff / slot)` slots (from the `[client]` strategy) before the next try.
+    /// waits `floor(backoff / slot)` slots (from the `[client]` strategy) before the next try. The stations with
+    /// frames wait in a binary heap keyed by the slot they may send in, so a slot costs O(k log N) for k senders,
+    /// not a scan of all N; the senders act in station order, as a scan's would.
     fn slotted_stations(&mut self) {
         let n = self.config.stations as usize;
         let mut queues: Vec<std::collections::VecDeque<u64>> = vec![std::collections::VecDeque::new(); n];
@@ -502,6 +504,8 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         let slot_nanos = self.config.slot.as_nanos();
         let mut backlog = 0_u64;
         let mut senders = Vec::with_capacity(n);
+        // (ready slot, station) of every station with a frame queued, once each.
+        let mut waiting: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::with_capacity(n);
         for slot in 0..self.config.slots {
             if self.out_of_events() {
                 break;
@@ -515,6 +519,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                     } else {
                         if queues[station].is_empty() {
                             ready_slot[station] = slot;
+                            waiting.push(Reverse((slot, station)));
                         }
                         queues[station].push_back(slot);
                         backlog += 1;
@@ -522,7 +527,14 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 }
             }
             senders.clear();
-            senders.extend((0..n).filter(|&s| !queues[s].is_empty() && ready_slot[s] <= slot));
+            while let Some(&Reverse((ready, station))) = waiting.peek() {
+                if ready > slot {
+                    break;
+                }
+                waiting.pop();
+                senders.push(station);
+            }
+            senders.sort_unstable();
             if TRACE {
                 for &station in &senders {
                     let attempt = failed[station] + 1;
@@ -536,6 +548,9 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 backlog -= 1;
                 failed[station] = 0;
                 ready_slot[station] = slot + 1;
+                if !queues[station].is_empty() {
+                    waiting.push(Reverse((slot + 1, station)));
+                }
                 self.access_delay.record(SimDuration::from_nanos((slot + 1 - arrived) * slot_nanos));
                 self.success(at, Some(station as u32), self.config.slot);
             } else if senders.len() > 1 {
@@ -558,6 +573,9 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                             failed[station] = 0;
                             ready_slot[station] = slot + 1;
                         }
+                    }
+                    if !queues[station].is_empty() {
+                        waiting.push(Reverse((ready_slot[station], station)));
                     }
                 }
             }
