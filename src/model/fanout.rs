@@ -7,6 +7,8 @@
 //! `hedge_percentile` of leaf latencies) to another replica, keeps whichever answers first and cancels the
 //! other. Leaves are independent, so each is drawn directly, without an event queue: one event per leaf call.
 
+use std::sync::atomic::Ordering;
+
 use super::trace::{MAX_TRACE_SPANS, Span};
 use super::distributions::{self, TimeDistribution};
 use super::client;
@@ -14,7 +16,7 @@ use super::{RunOutput, RunSettings};
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
-use crate::engine::Streams;
+use crate::engine::{ABORT_POLL_EVENTS, RunLimit, Streams};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, LatencyHistogram};
 use crate::policy::Hedge;
@@ -108,99 +110,111 @@ impl SimModel for Fanout {
     }
 
     fn simulate(config: &FanoutConfig, run: RunSettings) -> RunOutput {
-        // First copies and hedged copies draw from streams of their own, so that hedging shifts no first copy.
-        let Streams { service: mut first_copies, hedges: mut hedged_copies, .. } = Streams::new(run.seeds);
-        let mut leaves = LatencyHistogram::default();
-        let mut requests = LatencyHistogram::default();
-        let mut hedges_per_bucket = BucketCounter::new(run.bucket);
-        let (mut calls, mut hedges, mut slow) = (0_u64, 0_u64, 0_u64);
-        let mut delay = match config.hedge {
-            Hedge::Fixed(delay) => Some(delay),
-            Hedge::Off | Hedge::Percentile(_) => None,
-        };
-        let mut truncated = false;
-        let mut spans = Vec::new();
-        // Requests follow one another one millisecond apart, for the timeline only.
-        'requests: for request in 0..config.requests {
-            let at = SimTime::from_nanos(request * 1_000_000);
-            let mut slowest = SimDuration::ZERO;
-            for _ in 0..config.fanout {
-                if calls >= run.max_events {
+        simulate_within(config, run, run.limit())
+    }
+}
+
+/// One replicate, stopped as truncated at `limit`'s event cap or, looked at every [`ABORT_POLL_EVENTS`] calls,
+/// once its abort flag is up.
+fn simulate_within(config: &FanoutConfig, run: RunSettings, limit: RunLimit) -> RunOutput {
+    // First copies and hedged copies draw from streams of their own, so that hedging shifts no first copy.
+    let Streams { service: mut first_copies, hedges: mut hedged_copies, .. } = Streams::new(run.seeds);
+    let mut leaves = LatencyHistogram::default();
+    let mut requests = LatencyHistogram::default();
+    let mut hedges_per_bucket = BucketCounter::new(run.bucket);
+    let (mut calls, mut hedges, mut slow) = (0_u64, 0_u64, 0_u64);
+    let mut delay = match config.hedge {
+        Hedge::Fixed(delay) => Some(delay),
+        Hedge::Off | Hedge::Percentile(_) => None,
+    };
+    let mut truncated = false;
+    // The call count at which to look at the limits again: the cap, and the abort flag every ABORT_POLL_EVENTS.
+    let mut next_look = limit.max_events.min(ABORT_POLL_EVENTS);
+    let mut spans = Vec::new();
+    // Requests follow one another one millisecond apart, for the timeline only.
+    'requests: for request in 0..config.requests {
+        let at = SimTime::from_nanos(request * 1_000_000);
+        let mut slowest = SimDuration::ZERO;
+        for _ in 0..config.fanout {
+            if calls >= next_look {
+                let aborted = limit.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0);
+                if calls >= limit.max_events || aborted {
                     truncated = true;
                     break 'requests;
                 }
-                calls += 1;
-                let first = config.leaf.sample(&mut first_copies);
-                let answer = match delay {
-                    Some(wait) if first > wait => {
-                        hedges += 1;
-                        calls += 1;
-                        hedges_per_bucket.record(at);
-                        let second = wait + config.leaf.sample(&mut hedged_copies);
-                        if run.trace && spans.len() < MAX_TRACE_SPANS {
-                            let answer = first.min(second);
-                            let outcome = |won: bool| if won { ("success", 200) } else { ("cancelled", 0) };
-                            let ((a, a_status), (b, b_status)) = (outcome(first <= second), outcome(second < first));
-                            let span = |start: SimTime, outcome, status, hedge| Span {
-                                owner: request as u32,
-                                layer: 0,
-                                start,
-                                end: at + answer,
-                                attempt: 1,
-                                outcome,
-                                status,
-                                slept: SimDuration::ZERO,
-                                hedge,
-                                id: 0,
-                                parent: 0,
-                            };
-                            spans.push(span(at, a, a_status, false));
-                            spans.push(span(at + wait, b, b_status, true));
-                        }
-                        first.min(second)
-                    }
-                    _ => {
-                        if run.trace && spans.len() < MAX_TRACE_SPANS {
-                            spans.push(Span {
-                                owner: request as u32,
-                                layer: 0,
-                                start: at,
-                                end: at + first,
-                                attempt: 1,
-                                outcome: "success",
-                                status: 200,
-                                slept: SimDuration::ZERO,
-                                hedge: false,
-                                id: 0,
-                                parent: 0,
-                            });
-                        }
-                        first
-                    }
-                };
-                leaves.record(first);
-                slowest = slowest.max(answer);
-                if let Hedge::Percentile(q) = config.hedge
-                    && calls % PERCENTILE_REFRESH == 0
-                {
-                    delay = Some(SimDuration::from_nanos_f64(leaves.quantile_nanos(q)));
-                }
+                next_look = limit.max_events.min(calls + ABORT_POLL_EVENTS);
             }
-            requests.record(slowest);
-            slow += u64::from(slowest >= config.slow_threshold);
+            calls += 1;
+            let first = config.leaf.sample(&mut first_copies);
+            let answer = match delay {
+                Some(wait) if first > wait => {
+                    hedges += 1;
+                    calls += 1;
+                    hedges_per_bucket.record(at);
+                    let second = wait + config.leaf.sample(&mut hedged_copies);
+                    if run.trace && spans.len() < MAX_TRACE_SPANS {
+                        let answer = first.min(second);
+                        let outcome = |won: bool| if won { ("success", 200) } else { ("cancelled", 0) };
+                        let ((a, a_status), (b, b_status)) = (outcome(first <= second), outcome(second < first));
+                        let span = |start: SimTime, outcome, status, hedge| Span {
+                            owner: request as u32,
+                            layer: 0,
+                            start,
+                            end: at + answer,
+                            attempt: 1,
+                            outcome,
+                            status,
+                            slept: SimDuration::ZERO,
+                            hedge,
+                            id: 0,
+                            parent: 0,
+                        };
+                        spans.push(span(at, a, a_status, false));
+                        spans.push(span(at + wait, b, b_status, true));
+                    }
+                    first.min(second)
+                }
+                _ => {
+                    if run.trace && spans.len() < MAX_TRACE_SPANS {
+                        spans.push(Span {
+                            owner: request as u32,
+                            layer: 0,
+                            start: at,
+                            end: at + first,
+                            attempt: 1,
+                            outcome: "success",
+                            status: 200,
+                            slept: SimDuration::ZERO,
+                            hedge: false,
+                            id: 0,
+                            parent: 0,
+                        });
+                    }
+                    first
+                }
+            };
+            leaves.record(first);
+            slowest = slowest.max(answer);
+            if let Hedge::Percentile(q) = config.hedge
+                && calls % PERCENTILE_REFRESH == 0
+            {
+                delay = Some(SimDuration::from_nanos_f64(leaves.quantile_nanos(q)));
+            }
         }
-        let done = requests.count().max(1) as f64;
-        let mut metrics = vec![0.0; metric::COUNT];
-        metrics[metric::SLOW_FRACTION] = slow as f64 / done;
-        metrics[metric::LATENCY_P50_MS] = requests.quantile_nanos(0.5) / 1e6;
-        metrics[metric::LATENCY_P99_MS] = requests.quantile_nanos(0.99) / 1e6;
-        metrics[metric::LATENCY_P999_MS] = requests.quantile_nanos(0.999) / 1e6;
-        metrics[metric::EXTRA_LOAD] = hedges as f64 / (calls - hedges).max(1) as f64;
-        metrics[metric::EVENTS] = calls as f64;
-        let timeline = hedges_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
-        let latency = Some(requests.sparse());
-        RunOutput { metrics, timeline, events: calls, truncated, latency, spans, ..RunOutput::default() }
+        requests.record(slowest);
+        slow += u64::from(slowest >= config.slow_threshold);
     }
+    let done = requests.count().max(1) as f64;
+    let mut metrics = vec![0.0; metric::COUNT];
+    metrics[metric::SLOW_FRACTION] = slow as f64 / done;
+    metrics[metric::LATENCY_P50_MS] = requests.quantile_nanos(0.5) / 1e6;
+    metrics[metric::LATENCY_P99_MS] = requests.quantile_nanos(0.99) / 1e6;
+    metrics[metric::LATENCY_P999_MS] = requests.quantile_nanos(0.999) / 1e6;
+    metrics[metric::EXTRA_LOAD] = hedges as f64 / (calls - hedges).max(1) as f64;
+    metrics[metric::EVENTS] = calls as f64;
+    let timeline = hedges_per_bucket.counts().iter().map(|&c| f64::from(c)).collect();
+    let latency = Some(requests.sparse());
+    RunOutput { metrics, timeline, events: calls, truncated, latency, spans, ..RunOutput::default() }
 }
 
 #[cfg(test)]
@@ -214,6 +228,21 @@ mod tests {
         let bucket = SimDuration::from_secs(1);
         let values: Vec<f64> = (0..20).map(|seed| Fanout::simulate(&config, RunSettings::new(seed, bucket)).metrics[metric]).collect();
         Estimate::of(&values)
+    }
+
+    /// A raised abort flag (the process's stop signal) ends a run as truncated at the next poll, as the engine's
+    /// loop does, though the fan-out model keeps its own loop.
+    #[test]
+    fn a_raised_abort_flag_ends_a_fanout_run_at_the_next_poll() {
+        static ABORT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+        let config = Fanout::configure(&ModelKind::Fanout.point_with(&[("requests", Value::Count(10_000))])).unwrap();
+        let run = RunSettings::new(3, SimDuration::from_secs(1));
+        let limit = RunLimit { max_events: u64::MAX, abort: Some(&ABORT), ..RunLimit::default() };
+        let stopped = simulate_within(&config, run, limit);
+        assert!(stopped.truncated);
+        assert_eq!(stopped.events, ABORT_POLL_EVENTS, "stopped at the first poll");
+        let whole = Fanout::simulate(&config, run);
+        assert!(!whole.truncated && whole.events >= 10_000 * 100, "{} events", whole.events);
     }
 
     #[test]

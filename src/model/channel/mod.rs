@@ -16,6 +16,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
@@ -26,7 +27,7 @@ use super::client;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
-use crate::engine::{RunSeeds, SimRng, Stream};
+use crate::engine::{ABORT_POLL_EVENTS, RunLimit, RunSeeds, SimRng, Stream};
 use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, lay_out_timeline};
 use crate::policy::{
@@ -236,7 +237,7 @@ pub(crate) fn metcalfe_boggs_efficiency(q: f64, frame: SimDuration, slot: SimDur
 
 /// One replicate; `TRACE` is a compile-time switch so that untraced runs carry no tracing code at all.
 fn simulate_with<const TRACE: bool>(config: &ChannelConfig, run: RunSettings) -> RunOutput {
-    let mut sim = ChannelRun::<TRACE>::new(config, run.seeds, run.bucket, run.max_events);
+    let mut sim = ChannelRun::<TRACE>::new(config, run.seeds, run.bucket, run.limit());
     if TRACE {
         sim.spans = Some(Vec::new());
     }
@@ -272,6 +273,8 @@ struct ChannelRun<'a, const TRACE: bool> {
     first_success_collisions: Option<u64>,
     events: u64,
     max_events: u64,
+    /// The process's stop signal ([`RunLimit::abort`]).
+    abort: Option<&'static AtomicUsize>,
     truncated: bool,
     backlog_slot_sum: f64,
     per_station: Vec<u64>,
@@ -287,7 +290,7 @@ struct ChannelRun<'a, const TRACE: bool> {
 }
 
 impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
-    fn new(config: &'a ChannelConfig, seeds: RunSeeds, bucket: SimDuration, max_events: u64) -> Self {
+    fn new(config: &'a ChannelConfig, seeds: RunSeeds, bucket: SimDuration, limit: RunLimit) -> Self {
         ChannelRun {
             config,
             arrivals: seeds.stream(Stream::Arrivals),
@@ -306,7 +309,8 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             drops: 0,
             first_success_collisions: None,
             events: 0,
-            max_events,
+            max_events: limit.max_events,
+            abort: limit.abort,
             truncated: false,
             backlog_slot_sum: 0.0,
             per_station: vec![0; config.stations as usize],
@@ -365,12 +369,15 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         }
     }
 
-    /// Counts one event; true once the run has used up its events (it is then marked truncated).
+    /// Counts one event; true once the run has used up its events or, looked at every [`ABORT_POLL_EVENTS`]
+    /// events, its abort flag is up (it is then marked truncated).
     #[inline]
     fn out_of_events(&mut self) -> bool {
         self.events += 1;
         if self.events > self.max_events {
             self.events = self.max_events;
+            self.truncated = true;
+        } else if self.events.is_multiple_of(ABORT_POLL_EVENTS) && self.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0) {
             self.truncated = true;
         }
         self.truncated

@@ -245,3 +245,18 @@ fn a_traced_run_draws_what_the_untraced_one_does_and_names_distinct_colliders() 
         }
     }
 }
+
+/// A raised abort flag (the process's stop signal) ends a long run as truncated at the next poll, as the engine's
+/// loop does, though the channel keeps its own loop.
+#[test]
+fn a_raised_abort_flag_ends_a_channel_run_at_the_next_poll() {
+    static ABORT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+    let c = config(&[("protocol", choice("slotted-aloha")), ("slots", Value::Count(10 * ABORT_POLL_EVENTS as i64))]);
+    let limit = RunLimit { max_events: u64::MAX, abort: Some(&ABORT), ..RunLimit::default() };
+    let mut sim = ChannelRun::<false>::new(&c, RunSeeds::single(4), BUCKET, limit);
+    sim.slotted_infinite();
+    assert!(sim.truncated);
+    assert_eq!(sim.events, ABORT_POLL_EVENTS, "stopped at the first poll");
+    let unflagged = Channel::simulate(&c, RunSettings::new(4, BUCKET));
+    assert!(!unflagged.truncated && unflagged.events == 10 * ABORT_POLL_EVENTS);
+}
