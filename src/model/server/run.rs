@@ -132,7 +132,6 @@ fn sends_at_decision(config: &ServerConfig, trace: bool) -> bool {
     config.limiter.is_none() && config.timeout.is_none() && !trace && config.network.is_constant()
 }
 
-
 impl<'a> ServerRun<'a> {
     fn new(config: &'a ServerConfig, seeds: RunSeeds, bucket: SimDuration, trace: bool) -> Self {
         ServerRun {
