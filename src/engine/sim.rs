@@ -86,6 +86,14 @@ pub struct RunLimit {
 /// How many events pass between two reads of [`RunLimit::abort`].
 pub const ABORT_POLL_EVENTS: u64 = 1 << 16;
 
+impl RunLimit {
+    /// Whether the abort flag is up (a signal asked the process to stop).
+    #[inline]
+    pub fn aborted(&self) -> bool {
+        self.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0)
+    }
+}
+
 impl Default for RunLimit {
     fn default() -> Self {
         RunLimit { max_events: u64::MAX, horizon: SimTime::from_nanos(u64::MAX), abort: None }
@@ -113,8 +121,7 @@ pub fn run<M: Model>(model: &mut M, scheduler: &mut Scheduler<M::Event>, limit: 
     let mut next_look = limit.max_events.min(ABORT_POLL_EVENTS);
     while let Some((at, event)) = scheduler.queue.pop_noting_soon(|soon| model.prefetch(soon)) {
         if events >= next_look || at > limit.horizon {
-            let aborted = limit.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0);
-            if events >= limit.max_events || at > limit.horizon || aborted {
+            if events >= limit.max_events || at > limit.horizon || limit.aborted() {
                 scheduler.queue.unpop();
                 truncated = true;
                 break;

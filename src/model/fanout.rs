@@ -7,8 +7,6 @@
 //! `hedge_percentile` of leaf latencies) to another replica, keeps whichever answers first and cancels the
 //! other. Leaves are independent, so each is drawn directly, without an event queue: one event per leaf call.
 
-use std::sync::atomic::Ordering;
-
 use super::trace::{MAX_TRACE_SPANS, Span};
 use super::distributions::{self, TimeDistribution};
 use super::client;
@@ -137,8 +135,7 @@ fn simulate_within(config: &FanoutConfig, run: RunSettings, limit: RunLimit) -> 
         let mut slowest = SimDuration::ZERO;
         for _ in 0..config.fanout {
             if calls >= next_look {
-                let aborted = limit.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0);
-                if calls >= limit.max_events || aborted {
+                if calls >= limit.max_events || limit.aborted() {
                     truncated = true;
                     break 'requests;
                 }

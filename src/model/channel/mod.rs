@@ -16,7 +16,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::trace::{MAX_TRACE_SPANS, Span};
 use rand::RngExt;
@@ -272,9 +271,8 @@ struct ChannelRun<'a, const TRACE: bool> {
     drops: u64,
     first_success_collisions: Option<u64>,
     events: u64,
-    max_events: u64,
-    /// The process's stop signal ([`RunLimit::abort`]).
-    abort: Option<&'static AtomicUsize>,
+    /// The event cap and the process's stop signal.
+    limit: RunLimit,
     truncated: bool,
     backlog_slot_sum: f64,
     per_station: Vec<u64>,
@@ -309,8 +307,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             drops: 0,
             first_success_collisions: None,
             events: 0,
-            max_events: limit.max_events,
-            abort: limit.abort,
+            limit,
             truncated: false,
             backlog_slot_sum: 0.0,
             per_station: vec![0; config.stations as usize],
@@ -374,10 +371,10 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
     #[inline]
     fn out_of_events(&mut self) -> bool {
         self.events += 1;
-        if self.events > self.max_events {
-            self.events = self.max_events;
+        if self.events > self.limit.max_events {
+            self.events = self.limit.max_events;
             self.truncated = true;
-        } else if self.events.is_multiple_of(ABORT_POLL_EVENTS) && self.abort.is_some_and(|flag| flag.load(Ordering::Relaxed) != 0) {
+        } else if self.events.is_multiple_of(ABORT_POLL_EVENTS) && self.limit.aborted() {
             self.truncated = true;
         }
         self.truncated
