@@ -449,6 +449,32 @@ impl Point {
         }))
     }
 
+    /// `key value` for each of `keys` as the point runs it, joined by ", ": a value the scenario did not write is
+    /// marked `(default)`, and an unset one reads as its help's `(unset: …)` says (`queue_limit unset: unlimited
+    /// (default)`). Keys the point does not declare are left out.
+    pub fn describe_keys(&self, keys: &[&str]) -> String {
+        let mut described = Vec::new();
+        for key in keys {
+            let Some((spec, value)) = self.entries.iter().find(|(spec, _)| spec.key == *key) else { continue };
+            let value = value.clone().or_else(|| match &spec.default {
+                ParamDefault::Implied(implied) => Some(implied.clone()),
+                _ => None,
+            });
+            let text = match value {
+                Some(value) => format!("{key} {value}"),
+                None => match spec.help.split_once("(unset: ") {
+                    Some((_, rest)) => {
+                        format!("{key} unset: {}", rest.split_once(')').map_or(rest, |(meaning, _)| meaning))
+                    }
+                    None => format!("{key} unset"),
+                },
+            };
+            let default = if self.is_written(key) { "" } else { " (default)" };
+            described.push(format!("{text}{default}"));
+        }
+        described.join(", ")
+    }
+
     /// Whether the point holds a value of its own for `key`: written by the scenario (a table, a sweep, `--set`) or
     /// a hashed default, as opposed to an implied default or nothing.
     pub fn is_given(&self, key: &'static str) -> Result<bool, ParamError> {

@@ -310,7 +310,8 @@ pub fn validate_scenario(scenario: &Scenario, stdout: &mut dyn Write) -> Result<
 
 /// `retrylab run --list-points`: every sweep point of each scenario (after `--set` overrides) in canonical order,
 /// one tab-separated line each: the scenario's name, the point's position (the row of summary.csv), its stable
-/// id (a hash of every parameter, the same on every machine) and the swept values. Runs nothing.
+/// id (a hash of every parameter, the same on every machine), the swept values, then the effective policy and the
+/// model's verdict-deciding settings with every default resolved (for models that have them). Runs nothing.
 pub fn list_points(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) -> Result<(), Error> {
     let options = RunOptions { set: set.to_vec(), ..RunOptions::default() };
     let mut prepared = Vec::new();
@@ -324,12 +325,19 @@ pub fn list_points(paths: &[PathBuf], set: &[String], stdout: &mut dyn Write) ->
         if with_policy {
             header.push("policy".to_owned());
         }
+        let with_settings = points.iter().any(|point| point.settings.is_some());
+        if with_settings {
+            header.push("model".to_owned());
+        }
         let _ = writeln!(stdout, "{}", header.join("\t"));
         for point in points {
             let mut line = vec![scenario.name.clone(), point.index.to_string(), point.id()];
             line.extend(point.swept.iter().map(|value| value.to_string()));
             if with_policy {
                 line.push(point.policy.clone().unwrap_or_default());
+            }
+            if with_settings {
+                line.push(point.settings.clone().unwrap_or_default());
             }
             let _ = writeln!(stdout, "{}", line.join("\t"));
         }

@@ -147,14 +147,17 @@ pub(super) fn run_one(
         kept(error)
     })?;
     folder.remove()?;
+    let warnings = report::backlog_warnings(scenario, points, &aggregate);
+    warn_backlog(scenario, &warnings);
     if !options.quiet {
         let _ = writeln!(
             stdout,
-            "{}: {} points × {} replicates, {} events ({timing})",
+            "{}: {} points × {} replicates, {} events ({timing}){}",
             scenario.name,
             points.len(),
             scenario.replicates,
             aggregate.events,
+            warning_count(&warnings),
         );
         let _ = writeln!(stdout, "wrote {} files to {}", written.len(), out.display());
     }
@@ -172,6 +175,22 @@ pub(super) fn checkpoint(
     let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
     let dir = if options.shard.is_some() { out.to_owned() } else { out.join(CHECKPOINT_DIR) };
     (dir, StudyRecord::new(scenario, Study::of(scenario, points.len(), &options.set), shard))
+}
+
+/// Each backlog warning on stderr, as manifest.json's `warnings` holds it.
+fn warn_backlog(scenario: &Scenario, warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {}: {warning}", scenario.name);
+    }
+}
+
+/// The summary line's note of the warnings, if any: `; 2 warnings (above, and in manifest.json)`.
+fn warning_count(warnings: &[String]) -> String {
+    match warnings.len() {
+        0 => String::new(),
+        1 => "; 1 warning (above, and in manifest.json)".to_owned(),
+        n => format!("; {n} warnings (above, and in manifest.json)"),
+    }
 }
 
 fn warn_truncated(scenario: &Scenario, truncated: usize, runs: usize) {
@@ -217,15 +236,18 @@ pub fn merge(dirs: &[PathBuf], out: Option<&Path>, quiet: bool, stdout: &mut dyn
     };
     let written = report::write_results(scenario, points, runs, &aggregate, &info, &out)?;
     warn_truncated(scenario, aggregate.truncated_runs, runs.len());
+    let warnings = report::backlog_warnings(scenario, points, &aggregate);
+    warn_backlog(scenario, &warnings);
     if !quiet {
         let _ = writeln!(
             stdout,
-            "{}: merged {} shards ({} points × {} replicates, {} events)",
+            "{}: merged {} shards ({} points × {} replicates, {} events){}",
             scenario.name,
             merged.shards.len(),
             points.len(),
             scenario.replicates,
-            aggregate.events
+            aggregate.events,
+            warning_count(&warnings),
         );
         let _ = writeln!(stdout, "wrote {} files to {}", written.len(), out.display());
     }

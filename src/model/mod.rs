@@ -150,6 +150,12 @@ pub(crate) trait SimModel {
     const DEFAULT_CHART_METRICS: &'static [&'static str];
     /// Named parts a scenario may declare in tables of their own (the services of a call graph).
     const PARTS: Option<&'static PartTable> = None;
+    /// The settings that decide the model's verdicts (queue bounds, workers, timeouts, the network), shown with
+    /// every default resolved wherever the effective policy is (`--list-points`, the manifest, `show`, report.html).
+    const SETTINGS: &'static [&'static str] = &[];
+    /// The timeline series that tell whether a backlog was still growing when new work stopped, for models that
+    /// keep one (a server's queue, a message queue); see [`Backlog`].
+    const BACKLOG: Option<Backlog> = None;
 
     type Config: Send + Sync;
 
@@ -186,6 +192,23 @@ pub(crate) trait SimModel {
     fn footprint(_config: &Self::Config) -> Footprint {
         Footprint::default()
     }
+}
+
+/// Where a model's timeline shows a backlog that can outgrow a run: the report warns when the level was still
+/// rising as new work stopped (see `report::warnings`), since a verdict then depends on what the queue holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backlog {
+    /// The series holding the backlog's level per bucket (its maximum in the bucket).
+    pub level: &'static str,
+    /// The series counting new work per bucket; the window judged ends with its last non-zero bucket.
+    pub offered: &'static str,
+    /// The series counting work finished for nobody (clients that had given up), and the one counting work
+    /// finished for someone, if the model counts them.
+    pub wasted: Option<(&'static str, &'static str)>,
+    /// What waits, in words ("the server's queue").
+    pub what: &'static str,
+    /// What bounds it or drains it, in words, naming the keys to set.
+    pub remedy: &'static str,
 }
 
 /// What one run holds in memory besides its timeline, roughly, for the plan's estimate (`src/budget.rs`).
@@ -305,6 +328,14 @@ macro_rules! register_models {
             pub fn default_chart_metrics(self) -> &'static [&'static str] {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::DEFAULT_CHART_METRICS),+ }
             }
+            /// The settings that decide the model's verdicts (see [`SimModel::SETTINGS`]).
+            pub fn verdict_settings(self) -> &'static [&'static str] {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::SETTINGS),+ }
+            }
+            /// Where the model's timeline shows its backlog, if it keeps one.
+            pub fn backlog(self) -> Option<Backlog> {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::BACKLOG),+ }
+            }
             pub fn part_table(self) -> Option<&'static PartTable> {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::PARTS),+ }
             }
@@ -394,6 +425,24 @@ impl ModelKind {
         Point::new(entries).with_written(written.map(|spec| spec.key).collect())
     }
 
+    /// The settings of `point` that decide the model's verdicts, every default resolved, in one line; then, for
+    /// each named part that sets some of them itself, `; part: …`. `None` for models that declare none.
+    pub fn describe_settings(self, point: &Point) -> Option<String> {
+        let keys = self.verdict_settings();
+        if keys.is_empty() {
+            return None;
+        }
+        let mut text = point.describe_keys(keys);
+        for part in point.parts() {
+            let own: Vec<&str> = keys.iter().copied().filter(|key| part.get(key).is_some()).collect();
+            if !own.is_empty() {
+                let values: Vec<String> = own.iter().map(|key| format!("{key} {}", part.get(key).unwrap())).collect();
+                text.push_str(&format!("; {}: {}", part.name, values.join(", ")));
+            }
+        }
+        Some(text)
+    }
+
     /// The position of the metric `name` names (by its name or its former name).
     pub fn metric_index(self, name: &str) -> Option<usize> {
         self.metrics().iter().position(|metric| metric.answers_to(name))
@@ -403,6 +452,24 @@ impl ModelKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every setting a model shows and every series its backlog names is one it declares, so none is silently
+    /// left out of `--list-points` or a warning.
+    #[test]
+    fn settings_and_backlog_series_are_declared() {
+        for kind in ModelKind::ALL {
+            for key in kind.verdict_settings() {
+                assert!(kind.params().any(|spec| spec.key == *key), "{}: {key}", kind.name());
+            }
+            if let Some(backlog) = kind.backlog() {
+                let mut names = vec![backlog.level, backlog.offered];
+                names.extend(backlog.wasted.map(|(wasted, useful)| [wasted, useful]).into_iter().flatten());
+                for name in names {
+                    assert!(kind.timeline_series().contains(&name), "{}: {name}", kind.name());
+                }
+            }
+        }
+    }
 
     /// Every index constant a model's code uses names the column it indexes (`CALLS` → `calls`), and the
     /// constants number the columns 0, 1, 2, … in order, so a metric can be neither misplaced nor mislabelled.

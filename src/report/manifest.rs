@@ -38,6 +38,13 @@ pub struct Manifest {
     /// Per point, the client policy it ran, presets resolved; left out for models without one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub policies: Vec<String>,
+    /// Per point, the model's settings that decide its verdicts, every default resolved (`queue_limit unset:
+    /// unlimited (default)`); left out for models without such settings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<String>,
+    /// What the results say about themselves beyond their numbers: a backlog still growing when new work stopped
+    /// (see `report::warnings`). Empty when there is nothing to say.
+    pub warnings: Vec<String>,
     /// Per point, the time spans in ms the over-time charts shade (fault and trigger windows); left out when no
     /// point has any.
     #[serde(skip_serializing_if = "no_spans")]
@@ -101,6 +108,8 @@ impl Manifest {
             merged_shards: info.shards,
             shaded_ms: aggregate.highlights.clone(),
             policies: points.iter().filter_map(|point| point.policy.clone()).collect(),
+            settings: points.iter().filter_map(|point| point.settings.clone()).collect(),
+            warnings: super::backlog_warnings(scenario, points, aggregate),
         }
     }
 

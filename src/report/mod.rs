@@ -16,6 +16,7 @@ mod staging;
 mod tables;
 pub mod terminal;
 pub(crate) mod trace;
+mod warnings;
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,7 @@ pub use manifest::{Manifest, RESULTS_FORMAT, sha256_hex};
 pub(crate) use paired::paired_table;
 pub use tables::format_number;
 pub(crate) use tables::{finish as csv_finish, writer as csv_writer};
+pub use warnings::backlog_warnings;
 
 use crate::Error;
 use crate::scenario::{PlannedPoint, Scenario};

@@ -24,6 +24,9 @@ pub struct PlannedPoint {
     pub config: ModelConfig,
     /// The client policy the point runs, presets resolved, in one line (models with a retry policy).
     pub policy: Option<String>,
+    /// The settings that decide the model's verdicts, every default resolved, in one line (see
+    /// [`crate::model::ModelKind::describe_settings`]).
+    pub settings: Option<String>,
 }
 
 impl PlannedPoint {
@@ -75,10 +78,11 @@ pub(crate) fn plan_one(scenario: &Scenario, index: usize) -> Result<PlannedPoint
     let point = point_of(scenario, &swept);
     let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
     let policy = config.describe_policy(&point).map_err(|problem| locate(scenario, &swept, problem))?;
+    let settings = scenario.model.describe_settings(&point);
     let hash = stable_hash(point.canonical_text().as_bytes());
     let world_hash = stable_hash(point.world_seed_text().as_bytes());
     let policy_hash = stable_hash(point.policy_seed_text().as_bytes());
-    Ok(PlannedPoint { index, swept, hash, world_hash, policy_hash, config, policy })
+    Ok(PlannedPoint { index, swept, hash, world_hash, policy_hash, config, policy, settings })
 }
 
 /// Points a model's complaint at the place the offending parameter was set.

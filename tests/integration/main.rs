@@ -24,3 +24,4 @@ mod shard;
 mod trace;
 mod tune;
 mod view;
+mod visibility;

@@ -398,6 +398,8 @@ impl SimModel for Layers {
     const ABOUT: &'static str = "a graph of services that each retry: amplification across layers";
     const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["bottom_calls_per_request", "amplification", "success_rate"];
+    const SETTINGS: &'static [&'static str] =
+        &["workers", "queue_limit", "service", "service_mean", "network", "network_delay", "timeout"];
     const PARTS: Option<&'static PartTable> = Some(&GRAPH);
 
     type Config = LayersConfig;

@@ -30,7 +30,7 @@ mod tests;
 
 pub(crate) use params::{QueueConfig, Redelivery};
 
-use super::{Footprint, RunOutput, RunSettings, SimModel};
+use super::{Backlog, Footprint, RunOutput, RunSettings, SimModel};
 use crate::params::{ParamError, ParamSpec, Point};
 
 /// The queue model (scenario `kind = "queue"`).
@@ -78,6 +78,16 @@ impl SimModel for Queue {
     const KIND: &'static str = "queue";
     const ABOUT: &'static str = "a message queue with consumers: visibility timeouts, TTL delay queues, Sidekiq retries, dead letters";
     const PARAMS: &'static [&'static [ParamSpec]] = &params::PARAMS;
+    const SETTINGS: &'static [&'static str] =
+        &["workers", "capacity", "service", "service_mean", "redelivery", "visibility_timeout", "max_receives", "timeout"];
+    const BACKLOG: Option<Backlog> = Some(Backlog {
+        level: "queue_depth",
+        offered: "enqueued",
+        wasted: None,
+        what: "the message queue",
+        remedy: "add consumers ([model] workers), or set [model] max_receives so that failing messages leave for the \
+                 dead-letter queue",
+    });
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["dead_lettered", "redeliveries", "latency_p99_ms"];
 
     type Config = QueueConfig;

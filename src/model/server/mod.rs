@@ -30,7 +30,7 @@ mod tests;
 
 pub(crate) use config::ServerConfig;
 
-use super::{Footprint, RunOutput, RunSettings, SimModel, client};
+use super::{Backlog, Footprint, RunOutput, RunSettings, SimModel, client};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};
 use crate::policy::limiters::LimiterKind;
 
@@ -113,6 +113,25 @@ impl SimModel for Server {
     const ABOUT: &'static str = "a server with workers and a bounded FIFO queue; clients time out and retry";
     const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["calls", "latency_p99_ms", "success_rate"];
+    const SETTINGS: &'static [&'static str] = &[
+        "workers",
+        "queue_limit",
+        "service",
+        "service_mean",
+        "network",
+        "network_delay",
+        "timeout",
+        "on_timeout",
+        "limiter_scope",
+    ];
+    const BACKLOG: Option<Backlog> = Some(Backlog {
+        level: "queue_max",
+        offered: "offered",
+        wasted: Some(("late", "goodput")),
+        what: "the server's queue",
+        remedy: "bound the queue with [model] queue_limit (503 when full), or drop timed-out work with a client \
+                 timeout and on_timeout = \"cancel\"",
+    });
 
     type Config = ServerConfig;
 
