@@ -37,6 +37,7 @@ tbody tr:nth-child(even) { background: #fafafa; }
 td { font-variant-numeric: tabular-nums; }
 table.kv th, table.kv td { text-align: left; white-space: normal; }
 table.kv th { background: none; position: static; }
+section.warnings { background: #fff4e5; border-left: 4px solid #d97706; padding: 0.2rem 1rem 0.6rem; }
 dl.metrics dt { font-family: monospace; font-weight: bold; }
 dl.metrics dd { margin: 0 0 0.4rem 1.5rem; color: #444; }
 pre { background: #f6f6f6; border: 1px solid #e4e4e4; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }
@@ -60,9 +61,12 @@ pub(super) fn report(
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{title} · retrylab report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
     );
-    header(&mut page, scenario, points.len());
+    let has_settings = points.iter().any(|point| point.policy.is_some() || point.settings.is_some());
+    header(&mut page, scenario, points.len(), has_settings);
+    super::html_settings::warnings(&mut page, manifest);
     charts(&mut page, scenario, chart_files, target)?;
     summary_table(&mut page, scenario, points, aggregate);
+    super::html_settings::settings(&mut page, scenario, points);
     run_details(&mut page, manifest);
     let _ = write!(
         page,
@@ -81,7 +85,7 @@ pub(super) fn report(
 }
 
 /// Title, description, one line of facts, and the table of contents.
-fn header(page: &mut String, scenario: &Scenario, point_count: usize) {
+fn header(page: &mut String, scenario: &Scenario, point_count: usize, has_settings: bool) {
     let _ = writeln!(page, "<h1>{}</h1>", escape(&scenario.name));
     if !scenario.description.trim().is_empty() {
         let _ = writeln!(page, "<p>{}</p>", escape(scenario.description.trim()));
@@ -100,9 +104,11 @@ fn header(page: &mut String, scenario: &Scenario, point_count: usize) {
         scenario.replicates,
         escape(&swept)
     );
-    page.push_str(
-        "<nav><a href=\"#charts\">Charts</a><a href=\"#summary\">Summary</a><a href=\"#run\">Run</a>\
-         <a href=\"#scenario\">Scenario</a></nav>\n",
+    let settings = if has_settings { "<a href=\"#settings\">Settings</a>" } else { "" };
+    let _ = writeln!(
+        page,
+        "<nav><a href=\"#charts\">Charts</a><a href=\"#summary\">Summary</a>{settings}<a href=\"#run\">Run</a>\
+         <a href=\"#scenario\">Scenario</a></nav>",
     );
 }
 

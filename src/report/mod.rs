@@ -7,6 +7,7 @@ pub(crate) mod compare;
 mod grouped_bars;
 mod heatmap;
 mod html;
+mod html_settings;
 mod manifest;
 pub(crate) mod otlp;
 mod paired;

@@ -30,7 +30,8 @@ max_attempts = 2
 rate = [500, 1500]
 "#;
 
-fn run(text: &str, sets: &[&str]) -> (tempfile::TempDir, String, String, serde_json::Value) {
+/// Runs `text` with `sets`: stdout, stderr, the manifest and report.html.
+fn run(text: &str, sets: &[&str]) -> (String, String, serde_json::Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let scenario = write_scenario(dir.path(), "queue-grows.toml", text);
     let out = dir.path().join("out");
@@ -43,7 +44,8 @@ fn run(text: &str, sets: &[&str]) -> (tempfile::TempDir, String, String, serde_j
     let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
     let stderr = String::from_utf8(output.stderr).unwrap();
-    (dir, stdout, stderr, serde_json::from_str(&manifest).unwrap())
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    (stdout, stderr, serde_json::from_str(&manifest).unwrap(), html)
 }
 
 #[test]
@@ -68,7 +70,7 @@ fn list_points_shows_the_models_settings_with_defaults_resolved() {
 
 #[test]
 fn a_queue_still_growing_when_new_work_stops_is_warned_about_everywhere() {
-    let (_dir, stdout, stderr, manifest) = run(QUEUE, &[]);
+    let (stdout, stderr, manifest, html) = run(QUEUE, &[]);
     let warnings = manifest["warnings"].as_array().unwrap();
     assert_eq!(warnings.len(), 1, "only the overloaded point: {warnings:?}");
     let warning = warnings[0].as_str().unwrap();
@@ -87,14 +89,22 @@ fn a_queue_still_growing_when_new_work_stops_is_warned_about_everywhere() {
     let settings = manifest["settings"].as_array().unwrap();
     assert_eq!(settings.len(), 2);
     assert!(settings[0].as_str().unwrap().contains("queue_limit unset: unlimited (default)"));
+    assert!(html.contains("<h2 id=\"warnings\">Warnings</h2>"), "report.html leads with the warning");
+    assert!(html.contains("was still growing when new work stopped at 20 s"), "report.html");
+    assert!(html.find("id=\"warnings\"") < html.find("id=\"charts\""), "above the charts");
+    assert!(
+        html.contains("<tr><th>model settings</th><td>workers 10, queue_limit unset: unlimited (default)"),
+        "{html}"
+    );
 }
 
 #[test]
 fn a_bounded_queue_or_a_healthy_load_is_not_warned_about() {
-    let (_dir, stdout, _, manifest) = run(QUEUE, &["queue_limit=200"]);
+    let (stdout, _, manifest, html) = run(QUEUE, &["queue_limit=200"]);
     assert_eq!(manifest["warnings"].as_array().unwrap().len(), 0, "held at its bound: {manifest}");
     assert!(!stdout.contains("warning"), "{stdout}");
     assert!(manifest["settings"][1].as_str().unwrap().contains("queue_limit 200,"), "{manifest}");
-    let (_dir, _, _, manifest) = run(QUEUE, &["rate=900"]);
+    assert!(!html.contains("id=\"warnings\""), "no warnings section");
+    let (_, _, manifest, _) = run(QUEUE, &["rate=900"]);
     assert_eq!(manifest["warnings"].as_array().unwrap().len(), 0, "below capacity: {manifest}");
 }
