@@ -44,7 +44,7 @@ struct HeatPanel {
 /// A heatmap ready to draw.
 pub(super) struct Heatmap {
     pub title: String,
-    subtitle: String,
+    pub subtitle: String,
     x_label: String,
     y_label: String,
     metric: &'static str,

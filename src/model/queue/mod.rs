@@ -79,6 +79,8 @@ impl SimModel for Queue {
     const ABOUT: &'static str = "a message queue with consumers: visibility timeouts, TTL delay queues, Sidekiq retries, dead letters";
     const PARAMS: &'static [&'static [ParamSpec]] = &params::PARAMS;
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["dead_lettered", "redeliveries", "latency_p99_ms"];
+    /// Messages given up on and the backlog they leave: enqueued, the first series, is flat under an open stream.
+    const DEFAULT_TIMELINE_SERIES: &'static [&'static str] = &["dead_lettered", "queue_depth"];
 
     type Config = QueueConfig;
 
