@@ -75,6 +75,11 @@ pub(super) fn metric_chart(
     let interval = |drawn_as: &str| drawn.then(|| format!("{drawn_as}: 95% CI"));
     let Some(x_index) = x_axis else {
         notes.extend(interval("whiskers"));
+        if scenario.charts.y_scale == YScale::Linear {
+            let peaks: Vec<(String, f64)> =
+                admitted.iter().map(|&p| (line_label(scenario, &points[p], &free), value(p).mean)).collect();
+            notes.extend(dwarfed_note(&peaks));
+        }
         let keys: Vec<&str> = free.iter().map(|&i| scenario.sweep[i].name).collect();
         let frame = Frame {
             title: title_by(&scenario.name, &metric_phrase(spec), &keys.join(" and ")),

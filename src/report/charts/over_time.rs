@@ -315,6 +315,16 @@ mod tests {
     }
 
     #[test]
+    fn every_models_default_timeline_series_are_its_own() {
+        for &model in crate::model::ModelKind::ALL {
+            for name in model.default_timeline_series() {
+                assert!(model.timeline_series().contains(name), "{}: {name}", model.name());
+            }
+        }
+        assert_eq!(crate::model::ModelKind::Queue.default_timeline_series(), ["dead_lettered", "queue_depth"]);
+    }
+
+    #[test]
     fn a_series_twenty_times_the_rest_is_named_on_a_linear_axis() {
         let peaks = |values: &[f64]| -> Vec<(String, f64)> {
             values.iter().enumerate().map(|(i, v)| (format!("s{i}"), *v)).collect()
