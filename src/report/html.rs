@@ -158,9 +158,14 @@ fn chart_caption(scenario: &Scenario, stem: &str) -> String {
             if series.is_empty() {
                 series = model.timeline_series().first().copied().into_iter().collect();
             }
+            let scale = if series.len() > 1 {
+                "one column per timeline series, its panels on one scale"
+            } else {
+                "all on the same scale"
+            };
             format!(
-                "{} per {} bucket over simulated time, averaged over replicates: one panel per series value, all on \
-                 the same scale (timeline.csv has every point).",
+                "{} per {} bucket over simulated time, averaged over replicates: one panel per series value, {scale} \
+                 (timeline.csv has every point).",
                 series.join(", "),
                 scenario.timeline_bucket
             )
