@@ -8,7 +8,9 @@
 //! - the heatmaps and grouped bars `[charts]` asks for (`heatmap.rs`, `grouped_bars.rs`).
 //!
 //! Titles and axis titles come from the metrics' help and units (`text.rs`); a subtitle says what is plotted,
-//! over how many replicates, and what was left out.
+//! over how many replicates, and what was left out. A series' colour is its name's, the same in every chart
+//! (`colours.rs`, from `assets/colours.json`). `[charts] title`, `y_scale` and `size` ([`Look`]) make a chart
+//! to present: one title for all, a log y axis, a 1920 × 1080 slide.
 //!
 //! plotters draws each chart once, as SVG; its PNG is that SVG rasterised by resvg (`rasterise.rs`), so the PNG
 //! shows exactly the SVG's text. plotters' own bitmap text (ab_glyph) dropped and overlapped glyphs. Both use the
