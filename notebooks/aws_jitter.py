@@ -16,6 +16,25 @@ def _():
     return Path, math, mo, pd, plt
 
 
+@app.cell
+def _(Path, mo):
+    import json
+
+    _table = json.loads((Path(mo.notebook_dir()).resolve().parent / "assets" / "colours.json").read_text())
+
+    def colour(name):
+        """The colour retrylab's charts and report.html give series `name` (assets/colours.json): its own, else
+        the fallback colour its FNV-1a hash (64 bits) picks."""
+        if name in _table["named"]:
+            return _table["named"][name]
+        digest = 0xCBF29CE484222325
+        for byte in name.encode():
+            digest = ((digest ^ byte) * 0x100000001B3) % 2**64
+        return _table["fallback"][digest % len(_table["fallback"])]
+
+    return (colour,)
+
+
 @app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
@@ -48,14 +67,14 @@ def _(Path, mo, pd):
 
 
 @app.cell
-def _(STRATEGIES, plt):
+def _(STRATEGIES, colour, plt):
     def plot_metric(summary, metric, ylabel, title):
         """One line per strategy against clients, with its 95% confidence band."""
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for strategy in STRATEGIES:
             rows = summary[summary["strategy"] == strategy].sort_values("clients")
             mean, ci = rows[f"{metric}_mean"], rows[f"{metric}_ci95"]
-            (line,) = ax.plot(rows["clients"], mean, marker=".", label=strategy)
+            (line,) = ax.plot(rows["clients"], mean, marker=".", label=strategy, color=colour(strategy))
             ax.fill_between(rows["clients"], mean - ci, mean + ci, color=line.get_color(), alpha=0.25, linewidth=0)
         ax.set_xlabel("clients")
         ax.set_ylabel(ylabel)

@@ -18,6 +18,25 @@ def _():
     return Path, mo, os, pd, plt, subprocess, tempfile
 
 
+@app.cell
+def _(Path, mo):
+    import json
+
+    _table = json.loads((Path(mo.notebook_dir()).resolve().parent / "assets" / "colours.json").read_text())
+
+    def colour(name):
+        """The colour retrylab's charts and report.html give series `name` (assets/colours.json): its own, else
+        the fallback colour its FNV-1a hash (64 bits) picks."""
+        if name in _table["named"]:
+            return _table["named"][name]
+        digest = 0xCBF29CE484222325
+        for byte in name.encode():
+            digest = ((digest ^ byte) * 0x100000001B3) % 2**64
+        return _table["fallback"][digest % len(_table["fallback"])]
+
+    return (colour,)
+
+
 @app.cell(hide_code=True)
 def _(mo):
     mo.md(r"""
@@ -213,7 +232,7 @@ def _(
 
 
 @app.cell
-def _(params, plt, same_scale, timeline, window_s):
+def _(colour, params, plt, same_scale, timeline, window_s):
     def plot_timeline(timeline, strategies, until_ms, bucket_ms, sharey):
         """Calls reaching the server per time bucket, one panel per strategy, all on one y scale."""
         fig, axes = plt.subplots(
@@ -221,7 +240,13 @@ def _(params, plt, same_scale, timeline, window_s):
         )
         for ax, strategy in zip(axes[:, 0], strategies):
             rows = timeline[(timeline["strategy"] == strategy) & (timeline["bucket_start_ms"] < until_ms)]
-            ax.bar(rows["bucket_start_ms"] / 1000, rows["calls"], width=bucket_ms / 1000, align="edge")
+            ax.bar(
+                rows["bucket_start_ms"] / 1000,
+                rows["calls"],
+                width=bucket_ms / 1000,
+                align="edge",
+                color=colour(strategy),
+            )
             ax.set_title(strategy, loc="left", fontsize=10)
             ax.set_ylabel("calls")
         axes[-1, 0].set_xlabel("time since the herd was released (s)")

@@ -73,7 +73,15 @@ fn markdown_page(models: &[ModelKind]) -> String {
            Where a point's replicates disagree on an outcome (some recovered, some not), **timeline_by_outcome.csv**\n  \
            holds one mean per group of replicates (`outcome`, `runs`), and the charts draw the groups.\n\
          - Units: *count*, a number of things in the run; *per request*, divided by the run's user requests;\n  \
-           *fraction*, a share from 0 to 1; *ms*; *per second*; *ratio*, a non-negative ratio with no upper bound.\n",
+           *fraction*, a share from 0 to 1; *ms*; *per second*; *ratio*, a non-negative ratio with no upper bound.\n\
+         - **Herds**: where every client starts at once (a burst workload, the OCC model), a run's busiest bucket\n  \
+           is its release, so `peak_calls_per_bucket` (which counts it: the load the server meets at once) says\n  \
+           little about the policy, and reads higher for full jitter than for exponential backoff, as full jitter's\n  \
+           first retries (0 to the base) land in the release's bucket too. Whether retries come in waves is\n  \
+           `retry_peak_to_mean` and `retry_dispersion`, counted over retries alone from the first to the last. So\n  \
+           the charts of such a scenario lead with those two unless `[charts] metrics` chooses, and its report.html\n  \
+           shows the timeline first, then them, and leads its table with them; the peak keeps its meaning rather\n  \
+           than being measured without the release.\n",
     );
     for &model in models {
         let _ = write!(text, "\n## {}\n\n{}.\n\n", model.name(), capitalised(model.about()));

@@ -148,6 +148,8 @@ pub(crate) trait SimModel {
     const PARAMS: &'static [&'static [ParamSpec]];
     /// The metrics charted against the sweep's x axis when the scenario does not choose.
     const DEFAULT_CHART_METRICS: &'static [&'static str];
+    /// The timeline series charted when the scenario does not choose, one column each (empty: the first series).
+    const DEFAULT_TIMELINE_SERIES: &'static [&'static str] = &[];
     /// Named parts a scenario may declare in tables of their own (the services of a call graph).
     const PARTS: Option<&'static PartTable> = None;
     /// The settings that decide the model's verdicts (queue bounds, workers, timeouts, the network), shown with
@@ -335,6 +337,10 @@ macro_rules! register_models {
             /// Where the model's timeline shows its backlog, if it keeps one.
             pub fn backlog(self) -> Option<Backlog> {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::BACKLOG),+ }
+            }
+            /// The timeline series the timeline chart draws when the scenario does not choose (empty: the first).
+            pub fn default_timeline_series(self) -> &'static [&'static str] {
+                match self { $(ModelKind::$variant => <$module::$model as SimModel>::DEFAULT_TIMELINE_SERIES),+ }
             }
             pub fn part_table(self) -> Option<&'static PartTable> {
                 match self { $(ModelKind::$variant => <$module::$model as SimModel>::PARTS),+ }

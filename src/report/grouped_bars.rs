@@ -11,6 +11,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::aggregate::Aggregate;
+use super::charts::colours::assign;
 use super::charts::text::{draw_headings, draw_y_title, metric_axis_title, tick_label};
 use super::charts::{DrawResult, FONT, GREY, GRID, Legend, Pins, Spread, short_number};
 use crate::model::{MetricSpec, Unit};
@@ -144,7 +145,7 @@ impl GroupedBars {
         } else {
             Vec::new()
         };
-        Legend { title: &self.legend_title, entries, bars: true }
+        Legend { title: &self.legend_title, entries, keys: Vec::new(), bars: true }
     }
 
     /// Pixels: wider when there are many bars, so each stays wide enough for its label; the legend beside.
@@ -189,8 +190,8 @@ impl GroupedBars {
         let pixel = |x: f64, y: f64| coordinates.translate(&(x, y));
         let bar_pixels = (pixel(width, 0.0).0 - pixel(0.0, 0.0).0).unsigned_abs();
         let font = (f64::from(bar_pixels) / 3.2).min(15.0);
-        for (s, series) in self.series.iter().enumerate() {
-            let colour = super::charts::PALETTE[s % super::charts::PALETTE.len()];
+        let labels: Vec<&str> = self.series.iter().map(|s| s.label.as_str()).collect();
+        for ((s, series), colour) in self.series.iter().enumerate().zip(assign(&labels)) {
             let bars: Vec<(f64, Spread)> = series
                 .values
                 .iter()

@@ -44,7 +44,7 @@ struct HeatPanel {
 /// A heatmap ready to draw.
 pub(super) struct Heatmap {
     pub title: String,
-    subtitle: String,
+    pub subtitle: String,
     x_label: String,
     y_label: String,
     metric: &'static str,
@@ -192,8 +192,11 @@ impl Heatmap {
     fn draw_panel<DB: DrawingBackend>(&self, panel: &HeatPanel, area: &DrawingArea<DB, Shift>) -> DrawResult {
         let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
         let (nx, ny) = (self.x_ticks.len(), self.y_ticks.len());
+        // Room left of the cells for the widest y tick label and, beyond it, the axis title.
+        let tick_width = |label: &String| (FONT, 14).into_font().box_size(label).map_or(0, |(w, _)| w);
+        let widest = self.y_ticks.iter().map(tick_width).max().unwrap_or(0);
         let mut builder = ChartBuilder::on(area);
-        builder.margin(10).x_label_area_size(62).y_label_area_size(92);
+        builder.margin(10).x_label_area_size(62).y_label_area_size((widest + 44).max(92));
         if !panel.label.is_empty() {
             builder.caption(&panel.label, (FONT, 19, FontStyle::Bold).into_font());
         }

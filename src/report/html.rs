@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::aggregate::Aggregate;
+use super::charts::charted_metrics;
+use super::charts::colours::{assign, hex};
 use super::manifest::Manifest;
 use crate::Error;
 use crate::scenario::{PlannedPoint, Scenario};
@@ -40,6 +42,7 @@ table.kv th { background: none; position: static; }
 section.warnings { background: #fff4e5; border-left: 4px solid #d97706; padding: 0.2rem 1rem 0.6rem; }
 dl.metrics dt { font-family: monospace; font-weight: bold; }
 dl.metrics dd { margin: 0 0 0.4rem 1.5rem; color: #444; }
+.swatch { display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.35em; border-radius: 2px; }
 pre { background: #f6f6f6; border: 1px solid #e4e4e4; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }
 ";
 
@@ -157,11 +160,19 @@ fn chart_caption(scenario: &Scenario, stem: &str) -> String {
     }
     match stem {
         "timeline" => {
-            let series = scenario.charts.timeline_series.or_else(|| model.timeline_series().first().copied());
+            let mut series = scenario.charts.timeline_series.clone();
+            if series.is_empty() {
+                series = model.timeline_series().first().copied().into_iter().collect();
+            }
+            let scale = if series.len() > 1 {
+                "one column per timeline series, its panels on one scale"
+            } else {
+                "all on the same scale"
+            };
             format!(
-                "{} per {} bucket over simulated time, averaged over replicates: one panel per series value, all on \
-                 the same scale (timeline.csv has every point).",
-                series.unwrap_or("the first timeline series"),
+                "{} per {} bucket over simulated time, averaged over replicates: one panel per series value, {scale} \
+                 (timeline.csv has every point).",
+                series.join(", "),
                 scenario.timeline_bucket
             )
         }
@@ -181,31 +192,57 @@ fn chart_caption(scenario: &Scenario, stem: &str) -> String {
     }
 }
 
-/// The summary table: swept parameters, then `mean ± ci95` per metric; a glossary of the metrics under it.
+/// The summary table: swept parameters (a named value with its colour in the charts), then `mean ± ci95` per
+/// metric, the charted metrics first in the charts' order; a glossary of the metrics under it.
 fn summary_table(page: &mut String, scenario: &Scenario, points: &[PlannedPoint], aggregate: &Aggregate) {
     let metrics = scenario.model.metrics();
+    let charted = charted_metrics(scenario, points);
+    let first: Vec<usize> = charted.iter().filter_map(|name| scenario.model.metric_index(name)).collect();
+    let order: Vec<usize> = first.iter().copied().chain((0..metrics.len()).filter(|i| !first.contains(i))).collect();
     let _ = writeln!(
         page,
         "<h2 id=\"summary\">Summary</h2>\n<p class=\"note\">One row per sweep point: mean ± half-width of the 95% \
          confidence interval over {} replicates (the interval is left out with one replicate; – where no \
-         replicate defined the metric). summary.csv has the same numbers unrounded, and the standard deviations.</p>",
+         replicate defined the metric), the charted metrics first. summary.csv has the same numbers unrounded, and \
+         the standard deviations.</p>",
         scenario.replicates
     );
     page.push_str("<div class=\"scroll\">\n<table>\n<thead><tr>");
     for axis in &scenario.sweep {
         let _ = write!(page, "<th class=\"param\" title=\"{}\">{}</th>", escape(axis.spec.help), escape(axis.name));
     }
-    for metric in metrics {
+    for &metric in &order {
+        let metric = &metrics[metric];
         let _ = write!(page, "<th title=\"{}\">{}</th>", escape(metric.help), escape(metric.name));
     }
     page.push_str("</tr></thead>\n<tbody>\n");
+    // A named value's colour among its axis's values, as a chart with one series per value gives it.
+    let swatches: Vec<Vec<String>> = scenario
+        .sweep
+        .iter()
+        .map(|axis| match axis.values.iter().all(|v| v.as_axis_number().is_some()) {
+            true => Vec::new(),
+            false => {
+                let names: Vec<String> = axis.values.iter().map(ToString::to_string).collect();
+                assign(&names).into_iter().map(hex).collect()
+            }
+        })
+        .collect();
     for (point, estimates) in points.iter().zip(&aggregate.summary).take(MAX_ROWS) {
         page.push_str("<tr>");
-        for value in &point.swept {
-            let _ = write!(page, "<td class=\"param\">{}</td>", escape(&value.to_string()));
+        for (axis, value) in point.swept.iter().enumerate() {
+            let swatch = scenario.sweep[axis]
+                .values
+                .iter()
+                .position(|v| v == value)
+                .and_then(|index| swatches[axis].get(index))
+                .map_or_else(String::new, |colour| {
+                    format!("<span class=\"swatch\" style=\"background: {colour}\"></span>")
+                });
+            let _ = write!(page, "<td class=\"param\">{swatch}{}</td>", escape(&value.to_string()));
         }
-        for estimate in estimates {
-            let _ = write!(page, "<td>{}</td>", escape(&mean_with_ci(estimate, scenario.replicates)));
+        for &metric in &order {
+            let _ = write!(page, "<td>{}</td>", escape(&mean_with_ci(&estimates[metric], scenario.replicates)));
         }
         page.push_str("</tr>\n");
     }
@@ -222,7 +259,8 @@ fn summary_table(page: &mut String, scenario: &Scenario, points: &[PlannedPoint]
     for axis in &scenario.sweep {
         let _ = writeln!(page, "<dt>{}</dt><dd>swept: {}</dd>", escape(axis.name), escape(axis.spec.help));
     }
-    for metric in metrics {
+    for &metric in &order {
+        let metric = &metrics[metric];
         let _ = writeln!(page, "<dt>{}</dt><dd>{}</dd>", escape(metric.name), escape(metric.help));
     }
     page.push_str("</dl>\n</details>\n");

@@ -16,6 +16,9 @@
 //! at = { layers = 5 }              # the other swept parameters (default: the middle of each axis)
 //! name = "bars"                    # optional file stem (default bars)
 //! ```
+//!
+//! The plain keys of `[charts]` are read here too: `title`, `y_scale` ("linear" or "log"), `size` ("screen" or
+//! "slide") and `timeline_series` (one series or a list).
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -33,14 +36,47 @@ use crate::params::Value;
 use crate::time::parse_duration;
 
 /// The keys of `[charts]`.
-pub(super) const CHART_KEYS: &[&str] =
-    &["x", "series", "metrics", "at", "timeline_at", "timeline_until", "timeline_series", "heatmap", "bars"];
+pub(super) const CHART_KEYS: &[&str] = &[
+    "x",
+    "series",
+    "metrics",
+    "at",
+    "timeline_at",
+    "timeline_until",
+    "timeline_series",
+    "heatmap",
+    "bars",
+    "title",
+    "y_scale",
+    "size",
+];
 const HEATMAP_KEYS: &[&str] = &["x", "y", "metric", "at", "name", "x_label", "y_label"];
 const BARS_KEYS: &[&str] = &["metrics", "series", "at", "name"];
 /// Chart file stems the other charts use.
 const RESERVED_NAMES: &[&str] = &["timeline", "goodput", "latency_cdf", "summary", "runs", "manifest"];
 /// More panels than this would be too small to read: pin some parameters with `at` instead.
 pub const MAX_HEATMAP_PANELS: usize = 12;
+
+/// `[charts] y_scale`: how values map to heights.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum YScale {
+    /// From 0, evenly.
+    #[default]
+    Linear,
+    /// Powers of ten evenly apart, over the positive values (0 is drawn at the axis's floor).
+    Log,
+}
+
+/// `[charts] size`: the charts' pixel size.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ChartSize {
+    /// As each chart needs (about 1100 × 680), for reading on a screen or in report.html.
+    #[default]
+    Screen,
+    /// 1920 × 1080 for a slide: the same chart laid out on 960 × 540 and drawn twice as large, so that its
+    /// smallest text (tick labels) is 21 px tall.
+    Slide,
+}
 
 /// `[charts.heatmap]`: one cell per (x, y) value pair, coloured by the metric's mean over replicates.
 #[derive(Debug, Clone)]
@@ -163,16 +199,66 @@ pub(super) fn read_chart_key(
                 _ => return Err(at.error(value.span(), &dotted, "expected a duration > 0 with its unit, like \"5s\"")),
             };
         }
-        "timeline_series" => {
-            let name = value.get_ref().as_str().unwrap_or_default();
-            let valid = model.timeline_series();
-            options.timeline_series = Some(valid.iter().copied().find(|s| *s == name).ok_or_else(|| {
-                at.error(value.span(), &dotted, format!("unknown series \"{name}\"; valid: {}", valid.join(", ")))
-            })?);
+        "timeline_series" => options.timeline_series = timeline_series(model, value, &dotted, at)?,
+        "title" => {
+            let title = value.get_ref().as_str().map(str::trim).filter(|t| !t.is_empty());
+            let title = title.ok_or_else(|| at.error(value.span(), &dotted, "expected the charts' title as text"))?;
+            options.title = Some(title.to_owned());
+        }
+        "y_scale" => {
+            options.y_scale = match value.get_ref().as_str() {
+                Some("linear") => YScale::Linear,
+                Some("log") => YScale::Log,
+                _ => return Err(at.error(value.span(), &dotted, "expected \"linear\" or \"log\"")),
+            }
+        }
+        "size" => {
+            options.size = match value.get_ref().as_str() {
+                Some("screen") => ChartSize::Screen,
+                Some("slide") => ChartSize::Slide,
+                _ => {
+                    return Err(at.error(
+                        value.span(),
+                        &dotted,
+                        "expected \"screen\" (each chart's own size) or \"slide\" (1920 × 1080)",
+                    ));
+                }
+            }
         }
         other => return Err(unknown_key(at, key.span(), other, "[charts]", CHART_KEYS)),
     }
     Ok(())
+}
+
+/// `timeline_series`: one series of the model, or a non-empty list of distinct ones (one column each).
+fn timeline_series(
+    model: ModelKind,
+    value: &Spanned<DeValue<'_>>,
+    key: &str,
+    at: Locator<'_>,
+) -> Result<Vec<&'static str>, InputError> {
+    let valid = model.timeline_series();
+    let one = |item: &Spanned<DeValue<'_>>| {
+        let name = item.get_ref().as_str().unwrap_or_default();
+        valid.iter().copied().find(|s| *s == name).ok_or_else(|| {
+            at.error(item.span(), key, format!("unknown series \"{name}\"; valid: {}", valid.join(", ")))
+        })
+    };
+    let names: Vec<&'static str> = match value.get_ref() {
+        DeValue::Array(items) if !items.is_empty() => items.iter().map(one).collect::<Result<_, _>>()?,
+        DeValue::Array(_) => {
+            return Err(at.error(
+                value.span(),
+                key,
+                format!("an empty list draws nothing; valid: {}", valid.join(", ")),
+            ));
+        }
+        _ => vec![one(value)?],
+    };
+    if let Some(repeated) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(*n)) {
+        return Err(at.error(value.span(), key, format!("\"{repeated}\" is listed twice")));
+    }
+    Ok(names)
 }
 
 /// A metric of the model named by `value`.

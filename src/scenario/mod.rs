@@ -35,7 +35,7 @@ use std::path::{Path, PathBuf};
 
 pub use crate::error::{InputError, LineCol, Origin};
 pub use crate::time::parse_duration;
-pub use chart_options::{BarsOptions, HeatmapOptions, MAX_HEATMAP_PANELS};
+pub use chart_options::{BarsOptions, ChartSize, HeatmapOptions, MAX_HEATMAP_PANELS, YScale};
 pub use parts::PartOrigins;
 pub(crate) use plan::point_of;
 pub use plan::{MAX_POINTS, PlannedPoint, plan};
@@ -119,12 +119,19 @@ pub struct ChartOptions {
     pub timeline_at: Vec<(&'static str, Value)>,
     /// Crop the timeline chart at this time.
     pub timeline_until: Option<SimDuration>,
-    /// The timeline series the timeline chart draws (default: the model's first).
-    pub timeline_series: Option<&'static str>,
+    /// The timeline series the timeline chart draws, one column each (default: the model's choice, else its
+    /// first).
+    pub timeline_series: Vec<&'static str>,
     /// Heatmaps of one metric over two swept parameters (`[charts.heatmap]`).
     pub heatmaps: Vec<HeatmapOptions>,
     /// Grouped bar charts of several metrics (`[charts.bars]`).
     pub bars: Vec<BarsOptions>,
+    /// The title of every chart, in place of the one made from the metric (which then leads the subtitle).
+    pub title: Option<String>,
+    /// The y axis of the metric charts, bars, timeline and goodput.
+    pub y_scale: YScale,
+    /// The charts' pixel size.
+    pub size: ChartSize,
 }
 
 /// The largest scenario file read (4 MiB): far beyond any study written by hand, small enough to parse at once.

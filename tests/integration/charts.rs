@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::common::{SMALL, retrylab, write_scenario};
 
 /// Runs `text` as `name` in `dir` with the extra arguments and returns the results folder.
-fn run(dir: &Path, name: &str, text: &str, out: &str, extra: &[&str]) -> PathBuf {
+pub(crate) fn run(dir: &Path, name: &str, text: &str, out: &str, extra: &[&str]) -> PathBuf {
     let scenario = write_scenario(dir, name, text);
     let out = dir.join(out);
     let mut args = vec!["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"];
@@ -19,7 +19,7 @@ fn run(dir: &Path, name: &str, text: &str, out: &str, extra: &[&str]) -> PathBuf
 }
 
 /// The text elements of an SVG chart, unescaped, in drawing order.
-fn texts(svg_path: &Path) -> Vec<String> {
+pub(crate) fn texts(svg_path: &Path) -> Vec<String> {
     let svg = std::fs::read_to_string(svg_path).unwrap_or_else(|e| panic!("{}: {e}", svg_path.display()));
     svg.split("<text")
         .skip(1)
@@ -32,7 +32,7 @@ fn texts(svg_path: &Path) -> Vec<String> {
 }
 
 /// Whether `wanted` is in the chart's text, also across the lines a long subtitle was wrapped onto.
-fn has(texts: &[String], wanted: &str) -> bool {
+pub(crate) fn has(texts: &[String], wanted: &str) -> bool {
     texts.join(" ").contains(wanted)
 }
 

@@ -3,6 +3,7 @@
 
 mod aws_claims;
 mod charts;
+mod charts_present;
 mod cli;
 mod clocks;
 mod common;

@@ -1,6 +1,7 @@
 //! The charts' PNGs read right: tesseract reads back, from PNGs the real binary wrote, every series name of a
 //! legend and of the timeline's bold panel labels, spelled as the scenario spells them. plotters' own bitmap text
-//! dropped glyphs ("full-jtter"), which this catches. The PNGs also have their SVGs' pixel size.
+//! dropped glyphs ("full-jtter"), which this catches. The PNGs also have their SVGs' pixel size, and a slide
+//! (`[charts] size = "slide"`, 1920 × 1080) reads as drawn, title included, without enlarging it.
 //!
 //! The OCR test needs `tesseract` on the PATH. Without it the test prints a note and passes, unless
 //! `RETRYLAB_REQUIRE_TESSERACT=1` (set by `.ci/run`, which installs tesseract-ocr), when it fails.
@@ -28,9 +29,18 @@ fn scenario_text() -> String {
 
 /// Runs the scenario into `dir/out` and returns the folder.
 fn run(dir: &Path) -> PathBuf {
+    run_with(dir, "out", &[])
+}
+
+/// Runs the scenario into `dir/out` with extra arguments and returns the folder.
+fn run_with(dir: &Path, out: &str, extra: &[&str]) -> PathBuf {
     let scenario = write_scenario(dir, "strategies.toml", &scenario_text());
-    let out = dir.join("out");
-    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"]).assert().success();
+    let out = dir.join(out);
+    retrylab()
+        .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .args(extra)
+        .assert()
+        .success();
     out
 }
 
@@ -81,10 +91,10 @@ fn tesseract_installed() -> bool {
         .is_ok_and(|status| status.success())
 }
 
-/// The words tesseract reads in `chart` (upscaled first, into `scratch`).
-fn ocr_words(chart: &Path, scratch: &Path) -> Vec<String> {
-    let enlarged = scratch.join(format!("{}-x{UPSCALE}.png", chart.file_stem().unwrap().to_string_lossy()));
-    encode(&upscale(&decode(chart), UPSCALE), &enlarged);
+/// The words tesseract reads in `chart` (upscaled `factor` times first, into `scratch`).
+fn ocr_words(chart: &Path, scratch: &Path, factor: usize) -> Vec<String> {
+    let enlarged = scratch.join(format!("{}-x{factor}.png", chart.file_stem().unwrap().to_string_lossy()));
+    encode(&upscale(&decode(chart), factor), &enlarged);
     let output = Command::new("tesseract")
         .arg(&enlarged)
         .args(["stdout", "-l", "eng"])
@@ -102,7 +112,10 @@ fn pngs_have_the_pixel_size_of_their_svgs() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path());
     let pngs: Vec<String> = listing(&out).into_iter().filter(|name| name.ends_with(".png")).collect();
-    assert_eq!(pngs, ["calls.png", "completion_ms.png", "timeline.png"]);
+    assert_eq!(
+        pngs,
+        ["calls.png", "completion_ms.png", "retry_dispersion.png", "retry_peak_to_mean.png", "timeline.png"]
+    );
     for name in &pngs {
         let svg = std::fs::read_to_string(out.join(name).with_extension("svg")).unwrap();
         let attribute = |key: &str| -> usize {
@@ -114,21 +127,52 @@ fn pngs_have_the_pixel_size_of_their_svgs() {
     }
 }
 
+/// Whether the OCR tests can run: tesseract is installed, or it is missing and not required (a note, then skip).
+fn can_read() -> bool {
+    if tesseract_installed() {
+        return true;
+    }
+    if std::env::var("RETRYLAB_REQUIRE_TESSERACT").is_ok_and(|value| value == "1") {
+        panic!("RETRYLAB_REQUIRE_TESSERACT=1 but tesseract is not on the PATH (.ci/run installs it)");
+    }
+    println!("skipped: tesseract not installed (.ci/run installs it)");
+    false
+}
+
 #[test]
 fn ocr_reads_every_series_name_in_the_legend_and_panel_labels() {
-    if !tesseract_installed() {
-        if std::env::var("RETRYLAB_REQUIRE_TESSERACT").is_ok_and(|value| value == "1") {
-            panic!("RETRYLAB_REQUIRE_TESSERACT=1 but tesseract is not on the PATH (.ci/run installs it)");
-        }
-        println!("skipped: tesseract not installed (.ci/run installs it)");
+    if !can_read() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = run(dir.path());
     // calls.png: the names in the legend, regular weight; timeline.png: one bold label per panel.
     for chart in ["calls.png", "timeline.png"] {
-        let words = ocr_words(&out.join(chart), dir.path());
+        let words = ocr_words(&out.join(chart), dir.path(), UPSCALE);
         let missing: Vec<&str> = STRATEGIES.into_iter().filter(|name| !words.iter().any(|word| word == name)).collect();
+        assert!(missing.is_empty(), "{chart}: OCR did not read {missing:?}; it read: {}", words.join(" "));
+    }
+}
+
+#[test]
+fn ocr_reads_a_slide_as_it_is_drawn_its_title_and_every_series_name() {
+    if !can_read() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let title = "Jitter spreads retries";
+    let out =
+        run_with(dir.path(), "slide", &["--set", "charts.size=slide", "--set", &format!("charts.title=\"{title}\"")]);
+    // 1920 × 1080, text large enough to read without enlarging it.
+    for chart in ["calls.png", "timeline.png"] {
+        let image = decode(&out.join(chart));
+        assert_eq!((image.width, image.height), (1920, 1080), "{chart}");
+        let words = ocr_words(&out.join(chart), dir.path(), 1);
+        let missing: Vec<&str> = STRATEGIES
+            .into_iter()
+            .chain(title.split(' '))
+            .filter(|name| !words.iter().any(|word| word == name))
+            .collect();
         assert!(missing.is_empty(), "{chart}: OCR did not read {missing:?}; it read: {}", words.join(" "));
     }
 }

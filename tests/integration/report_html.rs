@@ -67,7 +67,10 @@ fn report_is_self_contained_and_holds_the_results() {
 
     // Every chart inline, exactly as its .svg file.
     let svgs: Vec<String> = listing(&out).into_iter().filter(|name| name.ends_with(".svg")).collect();
-    assert_eq!(svgs, ["calls.svg", "completion_ms.svg", "timeline.svg"]);
+    assert_eq!(
+        svgs,
+        ["calls.svg", "completion_ms.svg", "retry_dispersion.svg", "retry_peak_to_mean.svg", "timeline.svg"]
+    );
     for name in &svgs {
         let svg = std::fs::read_to_string(out.join(name)).unwrap();
         assert!(html.contains(svg.trim_end()), "{name} is not inline");
@@ -92,18 +95,28 @@ fn report_is_self_contained_and_holds_the_results() {
     }
 
     // The summary table: one row per point, swept values first, then every metric's mean ± ci95 as summary.csv
-    // has it, rounded.
+    // has it, rounded, in the order of the table's header.
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     let mut lines = summary.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
     let csv_rows: Vec<Vec<&str>> = lines.map(|line| line.split(',').collect()).collect();
     let rows = table_rows(&html);
     assert_eq!(rows.len(), csv_rows.len());
-    let metrics: Vec<&str> = header.iter().filter_map(|column| column.strip_suffix("_mean")).collect();
+    let table_head = &html[html.find("<thead>").unwrap()..html.find("</thead>").unwrap()];
+    let columns: Vec<&str> = table_head.split("\">").skip(1).map(|cell| &cell[..cell.find('<').unwrap()]).collect();
+    let metrics: Vec<&str> = columns[2..].to_vec();
+    let mut in_csv: Vec<&str> = header.iter().filter_map(|column| column.strip_suffix("_mean")).collect();
+    in_csv.sort_unstable();
+    let mut in_table = metrics.clone();
+    in_table.sort_unstable();
+    assert_eq!(in_table, in_csv, "every metric of summary.csv, once");
     assert!(metrics.contains(&"calls") && metrics.contains(&"completion_ms"), "{header:?}");
     for (row, csv_row) in rows.iter().zip(&csv_rows) {
         assert_eq!(row.len(), 2 + metrics.len(), "{row:?}");
-        assert_eq!(row[..2], csv_row[..2], "swept values lead");
+        // A named value follows its colour swatch, an empty span.
+        let swept: Vec<&str> = row[..2].iter().map(|cell| cell.rsplit("</span>").next().unwrap()).collect();
+        assert_eq!(swept, csv_row[..2], "swept values lead");
+        assert!(row[1].starts_with("<span class=\"swatch\" style=\"background: #"), "{}", row[1]);
         for (metric, cell) in metrics.iter().zip(&row[2..]) {
             let column = |suffix: &str| {
                 let index = header.iter().position(|c| *c == format!("{metric}_{suffix}")).unwrap();
@@ -201,9 +214,9 @@ fn report_renders_in_headless_chromium() {
     distinct.sort_unstable();
     distinct.dedup();
     assert!(distinct.len() > 50, "only {} colours: the charts did not render", distinct.len());
-    // The first line colour of the charts (Tableau blue, 31 119 180) is on screen.
+    // exponential's colour in every chart (assets/colours.json: Tableau orange, 255 127 14) is on screen.
     let near = |p: &[u8; 3], q: [u8; 3]| p.iter().zip(q).all(|(a, b)| a.abs_diff(b) <= 8);
-    assert!(rgb.iter().any(|p| near(p, [31, 119, 180])), "no chart line colour in the screenshot");
+    assert!(rgb.iter().any(|p| near(p, [255, 127, 14])), "no chart line colour in the screenshot");
 
     // After load, the DOM holds the inline charts as SVG elements and the escaped title as text.
     let dumped = headless(binary, &dir.path().join("profile-dom")).arg("--dump-dom").arg(&url).output().unwrap();
@@ -211,6 +224,6 @@ fn report_renders_in_headless_chromium() {
     assert!(dumped.status.success(), "chromium --dump-dom failed ({}):\n{stderr}", dumped.status);
     assert_eq!(page_errors(&stderr), Vec::<&str>::new(), "the page logged errors");
     let dom = String::from_utf8_lossy(&dumped.stdout);
-    assert_eq!(dom.matches("<svg ").count(), 3, "inline charts in the DOM");
+    assert_eq!(dom.matches("<svg ").count(), 5, "inline charts in the DOM");
     assert!(dom.contains("<h1>small &lt;b&gt;&amp;&lt;/b&gt; \"odd\" 'name'</h1>"), "title in the DOM");
 }

@@ -132,7 +132,7 @@ fn run_show_prints_the_view_after_writing_the_results() {
         .env("COLUMNS", "90")
         .assert()
         .success()
-        .stdout(predicate::str::contains("wrote 12 files").and(predicate::str::contains("15 full-jitter")))
+        .stdout(predicate::str::contains("wrote 16 files").and(predicate::str::contains("15 full-jitter")))
         .stdout(predicate::str::contains("summary: mean ± 95% CI"));
 }
 

@@ -89,6 +89,8 @@ impl SimModel for Queue {
                  dead-letter queue",
     });
     const DEFAULT_CHART_METRICS: &'static [&'static str] = &["dead_lettered", "redeliveries", "latency_p99_ms"];
+    /// Messages given up on and the backlog they leave: enqueued, the first series, is flat under an open stream.
+    const DEFAULT_TIMELINE_SERIES: &'static [&'static str] = &["dead_lettered", "queue_depth"];
 
     type Config = QueueConfig;
 

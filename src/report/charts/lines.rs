@@ -6,11 +6,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::colours::assign;
 use super::text::{draw_headings, draw_y_title, tick_label};
-use super::{DrawResult, FONT, Frame, GRID, HEIGHT, Legend, PALETTE, Spread, WIDTH};
+use super::{COLOURS, DrawResult, FONT, Frame, GRID, HEIGHT, Legend, Look, Spread, WIDTH, YAxis};
 
 /// The most lines one panel draws: one per colour of the palette.
-pub(in crate::report) const MAX_LINES: usize = PALETTE.len();
+pub(in crate::report) const MAX_LINES: usize = COLOURS;
 /// The most panels a chart of lines is split into.
 pub(in crate::report) const MAX_PANELS: usize = 12;
 
@@ -175,7 +176,7 @@ impl LinesChart {
         } else {
             Vec::new()
         };
-        Legend { title: &self.legend_title, entries, bars: false }
+        Legend { title: &self.legend_title, entries, keys: Vec::new(), bars: false }
     }
 
     /// Pixels: one wide panel, or a grid of panels; the legend's width beside them.
@@ -188,8 +189,8 @@ impl LinesChart {
         ((100 + 400 * columns as u32).max(WIDTH) + legend, (170 + 300 * rows as u32).max(HEIGHT))
     }
 
-    /// The x range and the top of the y range, shared by every panel.
-    fn bounds(&self) -> (f64, f64, f64) {
+    /// The x range and the y axis, shared by every panel.
+    fn bounds(&self, log_y: bool) -> (f64, f64, YAxis) {
         let points = || self.panels.iter().flat_map(|p| p.lines.iter()).flat_map(|l| l.points.iter());
         let xs = points().map(|p| p.x).filter(|x| x.is_finite());
         let (x_min, x_max) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| (lo.min(x), hi.max(x)));
@@ -200,12 +201,13 @@ impl LinesChart {
         };
         let top = points().map(|p| p.y.high.max(p.y.mean)).filter(|y| y.is_finite()).fold(0.0_f64, f64::max);
         let y_max = if top > 0.0 { (top * 1.08).min(self.y_ceiling * 1.02) } else { 1.0 };
-        (x_min, x_max, y_max)
+        let values = points().flat_map(|p| [p.y.mean, p.y.low, p.y.high]);
+        (x_min, x_max, YAxis::new(log_y, y_max, values))
     }
 
     /// How many numbers the x axis of each panel may carry: one per whole number when every x is one and there
     /// are few, else fewer the narrower the panels.
-    fn x_ticks(&self, (x_min, x_max, _): (f64, f64, f64), columns: usize) -> usize {
+    fn x_ticks(&self, (x_min, x_max): (f64, f64), columns: usize) -> usize {
         let most = if columns > 1 { 6 } else { 10 };
         let mut xs = self.panels.iter().flat_map(|p| p.lines.iter()).flat_map(|l| l.points.iter()).map(|p| p.x);
         let span = x_max - x_min;
@@ -216,7 +218,7 @@ impl LinesChart {
         most
     }
 
-    pub(super) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
+    pub(super) fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, look: Look) -> DrawResult {
         let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
         let body = draw_headings(root, &self.frame.title, &self.frame.subtitle)?;
         let (width, height) = body.dim_in_pixel();
@@ -231,22 +233,25 @@ impl LinesChart {
         x_title
             .draw(&Text::new(self.frame.x_label.as_str(), (x_title_width as i32 / 2 + 30, 0), style))
             .map_err(fail)?;
-        let bounds = self.bounds();
+        let (x_min, x_max, y_axis) = self.bounds(look.log_y);
         let (rows, columns) = grid(self.panels.len());
-        let ticks = self.x_ticks(bounds, columns);
+        let ticks = self.x_ticks((x_min, x_max), columns);
+        let colours = assign(&self.series);
         for (panel, cell) in self.panels.iter().zip(grid_area.split_evenly((rows, columns)).iter()) {
-            draw_panel(panel, cell, bounds, ticks)?;
+            draw_panel(panel, cell, (x_min, x_max, y_axis), ticks, &colours)?;
         }
         Ok(())
     }
 }
 
-/// One panel: its label above, its CI bands, lines, points and theory curves on the shared ranges.
+/// One panel: its label above, its CI bands, lines, points and theory curves on the shared axes; a line's
+/// colour is `colours[line.series]`.
 fn draw_panel<DB: DrawingBackend>(
     panel: &LinePanel,
     area: &DrawingArea<DB, Shift>,
-    (x_min, x_max, y_max): (f64, f64, f64),
+    (x_min, x_max, y_axis): (f64, f64, YAxis),
     x_ticks: usize,
+    colours: &[RGBColor],
 ) -> DrawResult {
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     let mut builder = ChartBuilder::on(area);
@@ -254,38 +259,42 @@ fn draw_panel<DB: DrawingBackend>(
     if !panel.label.is_empty() {
         builder.caption(&panel.label, (FONT, 17, FontStyle::Bold).into_font());
     }
-    let mut plot = builder.build_cartesian_2d(x_min..x_max, 0.0..y_max).map_err(fail)?;
-    plot.configure_mesh()
-        .label_style((FONT, 14))
-        .x_labels(x_ticks)
-        .y_labels(if panel.label.is_empty() { 10 } else { 6 })
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(GRID)
-        .x_label_formatter(&|x| tick_label(*x))
-        .y_label_formatter(&|y| tick_label(*y))
-        .draw()
-        .map_err(fail)?;
-    for line in &panel.lines {
-        let colour = PALETTE[line.series % PALETTE.len()];
-        // A point whose mean is undefined breaks the line (and its band) in two.
-        let runs = line.points.split(|p| !p.y.mean.is_finite()).filter(|run| !run.is_empty());
-        for run in runs {
-            if run.len() > 1 && run.iter().any(|p| p.y.high > p.y.low) {
-                let upper = run.iter().map(|p| (p.x, p.y.high));
-                let lower = run.iter().rev().map(|p| (p.x, p.y.low));
-                let band: Vec<(f64, f64)> = upper.chain(lower).collect();
-                plot.draw_series(std::iter::once(Polygon::new(band, colour.mix(0.18).filled()))).map_err(fail)?;
+    let y = |v: f64| y_axis.clamp(v);
+    with_y_axis!(builder, x_min..x_max, y_axis, |plot| {
+        plot.configure_mesh()
+            .label_style((FONT, 14))
+            .x_labels(x_ticks)
+            .y_labels(y_axis.labels(if panel.label.is_empty() { 10 } else { 6 }))
+            .light_line_style(TRANSPARENT)
+            .bold_line_style(GRID)
+            .x_label_formatter(&|x| tick_label(*x))
+            .y_label_formatter(&|y| tick_label(*y))
+            .draw()
+            .map_err(fail)?;
+        for line in &panel.lines {
+            let colour = colours.get(line.series).copied().unwrap_or(BLACK);
+            // A point whose mean is undefined breaks the line (and its band) in two.
+            let runs = line.points.split(|p| !p.y.mean.is_finite()).filter(|run| !run.is_empty());
+            for run in runs {
+                if run.len() > 1 && run.iter().any(|p| p.y.high > p.y.low) {
+                    let upper = run.iter().map(|p| (p.x, y(p.y.high)));
+                    let lower = run.iter().rev().map(|p| (p.x, y(p.y.low)));
+                    let band: Vec<(f64, f64)> = upper.chain(lower).collect();
+                    plot.draw_series(std::iter::once(Polygon::new(band, colour.mix(0.18).filled()))).map_err(fail)?;
+                }
+                plot.draw_series(LineSeries::new(run.iter().map(|p| (p.x, y(p.y.mean))), colour.stroke_width(2)))
+                    .map_err(fail)?;
+                if line.points.len() <= 40 {
+                    let dots = run.iter().map(|p| Circle::new((p.x, y(p.y.mean)), 3, colour.filled()));
+                    plot.draw_series(dots).map_err(fail)?;
+                }
             }
-            plot.draw_series(LineSeries::new(run.iter().map(|p| (p.x, p.y.mean)), colour.stroke_width(2)))
-                .map_err(fail)?;
-            if line.points.len() <= 40 {
-                plot.draw_series(run.iter().map(|p| Circle::new((p.x, p.y.mean), 3, colour.filled()))).map_err(fail)?;
+            if line.theory.len() > 1 {
+                let theory = line.theory.iter().map(|&(x, v)| (x, y(v)));
+                plot.draw_series(LineSeries::new(theory, BLACK.stroke_width(1))).map_err(fail)?;
             }
         }
-        if line.theory.len() > 1 {
-            plot.draw_series(LineSeries::new(line.theory.iter().copied(), BLACK.stroke_width(1))).map_err(fail)?;
-        }
-    }
+    });
     Ok(())
 }
 

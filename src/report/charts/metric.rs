@@ -2,13 +2,14 @@
 //! bars when nothing numeric is swept.
 
 use super::lines::{MAX_LINES, Sample, few, lay_out};
+use super::over_time::dwarfed_note;
 use super::pins::Pins;
 use super::text::{TimeUnit, metric_phrase, metric_scale, title_by};
 use super::{Bar, Chart, Frame, LinesChart, Spread, unit_range};
 use crate::params::Value;
 use crate::report::aggregate::Aggregate;
 use crate::report::grouped_bars::{BarSeries, GroupedBars};
-use crate::scenario::{PlannedPoint, Scenario, SweepAxis};
+use crate::scenario::{PlannedPoint, Scenario, SweepAxis, YScale};
 
 /// The swept axis on the x axis: the one `[charts] x` names, else the first numeric one.
 pub(super) fn x_axis(scenario: &Scenario) -> Option<usize> {
@@ -74,6 +75,11 @@ pub(super) fn metric_chart(
     let interval = |drawn_as: &str| drawn.then(|| format!("{drawn_as}: 95% CI"));
     let Some(x_index) = x_axis else {
         notes.extend(interval("whiskers"));
+        if scenario.charts.y_scale == YScale::Linear {
+            let peaks: Vec<(String, f64)> =
+                admitted.iter().map(|&p| (line_label(scenario, &points[p], &free), value(p).mean)).collect();
+            notes.extend(dwarfed_note(&peaks));
+        }
         let keys: Vec<&str> = free.iter().map(|&i| scenario.sweep[i].name).collect();
         let frame = Frame {
             title: title_by(&scenario.name, &metric_phrase(spec), &keys.join(" and ")),
@@ -120,6 +126,16 @@ pub(super) fn metric_chart(
     }
     if let Some(facet) = layout.facet {
         notes.push(format!("one panel per {} (more than {MAX_LINES} lines)", names[facet]));
+    }
+    if scenario.charts.y_scale == YScale::Linear {
+        let lines = || layout.panels.iter().flat_map(|panel| &panel.lines);
+        let peaks: Vec<(String, f64)> = (0..layout.series.len())
+            .map(|series| {
+                let means = lines().filter(|line| line.series == series).flat_map(|line| &line.points);
+                (layout.series[series].clone(), means.map(|p| p.y.mean).filter(|y| y.is_finite()).fold(0.0, f64::max))
+            })
+            .collect();
+        notes.extend(dwarfed_note(&peaks));
     }
     if !layout.left_out.is_empty() {
         notes.push(format!(

@@ -8,7 +8,9 @@
 //! - the heatmaps and grouped bars `[charts]` asks for (`heatmap.rs`, `grouped_bars.rs`).
 //!
 //! Titles and axis titles come from the metrics' help and units (`text.rs`); a subtitle says what is plotted,
-//! over how many replicates, and what was left out.
+//! over how many replicates, and what was left out. A series' colour is its name's, the same in every chart
+//! (`colours.rs`, from `assets/colours.json`). `[charts] title`, `y_scale` and `size` ([`Look`]) make a chart
+//! to present: one title for all, a log y axis, a 1920 × 1080 slide.
 //!
 //! plotters draws each chart once, as SVG; its PNG is that SVG rasterised by resvg (`rasterise.rs`), so the PNG
 //! shows exactly the SVG's text. plotters' own bitmap text (ab_glyph) dropped and overlapped glyphs. Both use the
@@ -16,6 +18,26 @@
 //! out, resvg draws the text with them. No system font is loaded, so no font library is needed and a chart's PNG
 //! is the same bytes on every machine.
 
+/// Builds `$builder`'s plot over the x range `$x` and the [`YAxis`] `$y`, binds it to `$plot` and runs `$body`:
+/// the body is compiled once per kind of y axis, as plotters types a linear and a logarithmic axis apart.
+macro_rules! with_y_axis {
+    ($builder:expr, $x:expr, $y:expr, |$plot:ident| $body:block) => {
+        match $y {
+            $crate::report::charts::YAxis::Linear { top } => {
+                #[allow(unused_mut)]
+                let mut $plot = $builder.build_cartesian_2d($x, 0.0..top).map_err(|e| e.to_string())?;
+                $body
+            }
+            $crate::report::charts::YAxis::Log { bottom, top } => {
+                #[allow(unused_mut)]
+                let mut $plot =
+                    $builder.build_cartesian_2d($x, (bottom..top).log_scale()).map_err(|e| e.to_string())?;
+                $body
+            }
+        }
+    };
+}
+pub(super) mod colours;
 pub(super) mod lines;
 mod metric;
 mod over_time;
@@ -36,7 +58,7 @@ use super::heatmap::Heatmap;
 use super::rasterise::svg_to_png;
 use crate::Error;
 use crate::model::Unit;
-use crate::scenario::{PlannedPoint, Scenario};
+use crate::scenario::{ChartSize, PlannedPoint, Scenario, YScale};
 use crate::stats::{Estimate, Support};
 
 pub(super) use lines::LinesChart;
@@ -45,20 +67,9 @@ pub(super) use pins::Pins;
 pub(super) const FONT: &str = "sans-serif";
 const WIDTH: u32 = 1100;
 const HEIGHT: u32 = 680;
-/// Tableau 10: distinguishable, and readable by most colour-blind viewers. A panel never draws more lines than
-/// this has colours.
-pub(super) const PALETTE: [RGBColor; 10] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-];
+/// The colours a chart tells series apart by (Tableau 10, `assets/colours.json`): a panel never draws more
+/// lines than this.
+pub(super) const COLOURS: usize = 10;
 pub(super) const GREY: RGBColor = RGBColor(90, 90, 90);
 pub(super) const GRID: RGBColor = RGBColor(225, 225, 225);
 /// The fill of shaded spans (fault windows, triggers).
@@ -118,6 +129,70 @@ impl Spread {
     }
 }
 
+/// How a chart is drawn, beyond what it shows: `[charts] y_scale` and `size`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Look {
+    /// A logarithmic y axis (metric charts, bars, the timeline and goodput).
+    pub log_y: bool,
+    /// 1920 × 1080 pixels, everything drawn twice as large as on a [`SLIDE_CANVAS`] chart.
+    pub slide: bool,
+}
+
+impl Look {
+    pub(super) fn of(scenario: &Scenario) -> Look {
+        Look { log_y: scenario.charts.y_scale == YScale::Log, slide: scenario.charts.size == ChartSize::Slide }
+    }
+}
+
+/// A slide chart is laid out on this canvas and drawn at [`SLIDE_SCALE`] times its size: 1920 × 1080 pixels,
+/// with the smallest text (13 px as plotters sizes fonts, 10.5 px of glyph) 21 px tall.
+pub(super) const SLIDE_CANVAS: (u32, u32) = (960, 540);
+pub(super) const SLIDE_SCALE: u32 = 2;
+
+/// A chart's y axis: linear from 0, or logarithmic over the positive values (a value of 0 or less is drawn at
+/// the axis's floor).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum YAxis {
+    Linear { top: f64 },
+    Log { bottom: f64, top: f64 },
+}
+
+impl YAxis {
+    /// Linear up to `top` (1 when nothing is positive), or, with `log`, logarithmic over the positive `values`
+    /// widened to whole powers of ten where they span less than two ([`panels::log_range`]).
+    pub(super) fn new(log: bool, top: f64, values: impl Iterator<Item = f64>) -> YAxis {
+        if !log {
+            return YAxis::Linear { top: if top > 0.0 && top.is_finite() { top } else { 1.0 } };
+        }
+        let positive = values.filter(|v| *v > 0.0 && v.is_finite());
+        let (low, high) = positive.fold((f64::INFINITY, 0.0_f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let (bottom, top) = if high > 0.0 { panels::log_range(low, high) } else { (0.1, 10.0) };
+        YAxis::Log { bottom, top }
+    }
+
+    /// The lowest value drawn: 0, or the log axis's floor.
+    pub(super) fn floor(self) -> f64 {
+        match self {
+            YAxis::Linear { .. } => 0.0,
+            YAxis::Log { bottom, .. } => bottom,
+        }
+    }
+
+    /// `y` where it can be drawn: on a log axis, no lower than the floor.
+    pub(super) fn clamp(self, y: f64) -> f64 {
+        if y.is_finite() { y.max(self.floor()) } else { y }
+    }
+
+    /// How many tick labels to ask plotters for: `linear` on a linear axis; one per power of ten on a log one
+    /// (more would add unlabelled-looking intermediate numbers).
+    pub(super) fn labels(self, linear: usize) -> usize {
+        match self {
+            YAxis::Linear { .. } => linear,
+            YAxis::Log { bottom, top } => (top / bottom).log10().ceil() as usize + 1,
+        }
+    }
+}
+
 /// The range a metric of `unit` lies in, where an interval drawn from a half-width is cut.
 pub(super) fn unit_range(unit: Unit) -> (f64, f64) {
     match unit.support() {
@@ -146,8 +221,9 @@ enum Chart {
     Lines(LinesChart),
     /// One bar per point, with CI whiskers.
     Bars { frame: Frame, bars: Vec<Bar> },
-    /// Panels stacked on shared axes (timeline, goodput).
-    Panels { frame: Frame, panels: Vec<panels::Panel> },
+    /// Panels stacked on a shared time axis (timeline, goodput), in one column per series (`columns`: their
+    /// headings, empty for one).
+    Panels { frame: Frame, panels: Vec<panels::Panel>, columns: Vec<String> },
     /// Cumulative distributions on a logarithmic x axis, with p50 and p99 marked on each line.
     Cdf(panels::Cdf),
     /// One metric over two swept parameters, one coloured cell per pair.
@@ -156,8 +232,38 @@ enum Chart {
     GroupedBars(GroupedBars),
 }
 
-/// Draws every chart of a results folder and returns the files written. A metric undefined at every point (its
-/// column left out of summary.csv) gets no chart.
+/// The metrics that say whether retries come in waves, ahead of the model's defaults when every client starts
+/// together (a burst, the OCC study): the peak bucket of such a run is its release, the same for every policy.
+const SYNCHRONY_METRICS: [&str; 2] = ["retry_peak_to_mean", "retry_dispersion"];
+
+/// The metrics charted against the sweep: `[charts] metrics`, else the model's defaults, led by the synchrony
+/// metrics where every client starts together.
+fn chosen_metrics(scenario: &Scenario, points: &[PlannedPoint], focus: &pins::Focus) -> Vec<&'static str> {
+    if !scenario.charts.metrics.is_empty() {
+        return scenario.charts.metrics.clone();
+    }
+    let defaults = scenario.model.default_chart_metrics();
+    let mut metrics: Vec<&'static str> = Vec::new();
+    if over_time::released_together(scenario, points, focus) {
+        metrics.extend(SYNCHRONY_METRICS.into_iter().filter(|m| scenario.model.metric_index(m).is_some()));
+    }
+    for metric in defaults {
+        if !metrics.contains(metric) {
+            metrics.push(metric);
+        }
+    }
+    metrics
+}
+
+/// The metrics the charts lead with, in order (report.html's table leads with them too).
+pub(super) fn charted_metrics(scenario: &Scenario, points: &[PlannedPoint]) -> Vec<&'static str> {
+    let focus = pins::Focus::choose(scenario, points, metric::x_axis(scenario));
+    chosen_metrics(scenario, points, &focus)
+}
+
+/// Draws every chart of a results folder and returns the files written, in the order report.html shows them:
+/// the timeline first where every client starts together (its waves are the story), else the metric charts
+/// first. A metric undefined at every point (its column left out of summary.csv) gets no chart.
 pub(super) fn draw_all(
     scenario: &Scenario,
     points: &[PlannedPoint],
@@ -165,59 +271,82 @@ pub(super) fn draw_all(
     out: &Path,
 ) -> Result<Vec<PathBuf>, Error> {
     register_font();
-    let mut written = Vec::new();
+    let look = Look::of(scenario);
     let x_axis = metric::x_axis(scenario);
-    let metrics: Vec<&str> = if scenario.charts.metrics.is_empty() {
-        scenario.model.default_chart_metrics().to_vec()
-    } else {
-        scenario.charts.metrics.clone()
-    };
-    for metric in metrics {
+    let focus = pins::Focus::choose(scenario, points, x_axis);
+    let mut charts: Vec<(Chart, String)> = Vec::new();
+    for metric in chosen_metrics(scenario, points, &focus) {
         if let Some(chart) = metric::metric_chart(scenario, points, aggregate, x_axis, metric) {
-            written.extend(render(&chart, &out.join(metric))?);
+            charts.push((chart, metric.to_owned()));
         }
     }
-    let focus = pins::Focus::choose(scenario, points, x_axis);
-    if let Some(chart) = over_time::timeline_chart(scenario, points, aggregate, &focus) {
-        written.extend(render(&chart, &out.join("timeline"))?);
+    if let Some(chart) = over_time::timeline_chart(scenario, points, aggregate, &focus, look) {
+        let first = over_time::released_together(scenario, points, &focus);
+        charts.insert(if first { 0 } else { charts.len() }, (chart, "timeline".to_owned()));
     }
     if let Some(chart) = over_time::flow_chart(scenario, aggregate, &focus) {
-        written.extend(render(&chart, &out.join("goodput"))?);
+        charts.push((chart, "goodput".to_owned()));
     }
     if let Some(chart) = over_time::latency_cdf_chart(scenario, aggregate, &focus) {
-        written.extend(render(&chart, &out.join("latency_cdf"))?);
+        charts.push((chart, "latency_cdf".to_owned()));
     }
     for options in &scenario.charts.heatmaps {
         if let Some(heatmap) = Heatmap::build(scenario, points, aggregate, options) {
-            written.extend(render(&Chart::Heatmap(heatmap), &out.join(&options.name))?);
+            charts.push((Chart::Heatmap(heatmap), options.name.clone()));
         }
     }
     for options in &scenario.charts.bars {
         if let Some(bars) = GroupedBars::build(scenario, points, aggregate, options) {
-            written.extend(render(&Chart::GroupedBars(bars), &out.join(&options.name))?);
+            charts.push((Chart::GroupedBars(bars), options.name.clone()));
         }
     }
+    let mut written = Vec::new();
+    for (mut chart, stem) in charts {
+        if let Some(title) = &scenario.charts.title {
+            retitle(&mut chart, title);
+        }
+        written.extend(render(&chart, &out.join(stem), look)?);
+    }
     Ok(written)
+}
+
+/// Gives `chart` the title `[charts] title` asks for; the title it had leads its subtitle, so nothing it said
+/// is lost.
+fn retitle(chart: &mut Chart, title: &str) {
+    let (old_title, subtitle) = match chart {
+        Chart::Lines(lines) => (&mut lines.frame.title, &mut lines.frame.subtitle),
+        Chart::Bars { frame, .. } | Chart::Panels { frame, .. } => (&mut frame.title, &mut frame.subtitle),
+        Chart::Cdf(cdf) => (&mut cdf.frame.title, &mut cdf.frame.subtitle),
+        Chart::Heatmap(heatmap) => (&mut heatmap.title, &mut heatmap.subtitle),
+        Chart::GroupedBars(bars) => (&mut bars.title, &mut bars.subtitle),
+    };
+    let was = std::mem::replace(old_title, title.to_owned());
+    *subtitle = if subtitle.is_empty() { was } else { format!("{was} · {subtitle}") };
 }
 
 /// Draws `chart` (built outside a results folder: `retrylab compare`) as `stem.svg` and `stem.png`.
 pub(super) fn draw_lines_chart(chart: LinesChart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     register_font();
-    render(&Chart::Lines(chart), stem)
+    render(&Chart::Lines(chart), stem, Look::default())
 }
 
 /// Draws grouped bars built outside a results folder (`retrylab compare`) as `stem.svg` and `stem.png`.
 pub(super) fn draw_grouped_bars(bars: GroupedBars, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     register_font();
-    render(&Chart::GroupedBars(bars), stem)
+    render(&Chart::GroupedBars(bars), stem, Look::default())
 }
 
-/// Writes `stem.svg` and `stem.png`.
-fn render(chart: &Chart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
+/// Writes `stem.svg` and `stem.png`: at the chart's own size, or, for a slide, laid out on [`SLIDE_CANVAS`] and
+/// drawn [`SLIDE_SCALE`] times as large (the SVG says so with its `width`, `height` and `viewBox`).
+fn render(chart: &Chart, stem: &Path, look: Look) -> Result<Vec<PathBuf>, Error> {
     let size = match chart {
+        _ if look.slide => SLIDE_CANVAS,
         Chart::Lines(lines) => lines.size(),
         Chart::Bars { bars, .. } => ((160 + 110 * bars.len() as u32).max(WIDTH), HEIGHT),
-        Chart::Panels { panels, .. } => (WIDTH, (140 + 190 * panels.len() as u32).max(HEIGHT)),
+        Chart::Panels { panels, columns, .. } => {
+            let rows = panels.len().div_ceil(columns.len().max(1)) as u32;
+            (WIDTH, (140 + 190 * rows).max(HEIGHT))
+        }
         Chart::Cdf(cdf) => cdf.size(),
         Chart::Heatmap(heatmap) => heatmap.size(),
         Chart::GroupedBars(bars) => bars.size(),
@@ -226,22 +355,34 @@ fn render(chart: &Chart, stem: &Path) -> Result<Vec<PathBuf>, Error> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
-        draw(chart, &root).map_err(|message| Error::Chart { path: svg_path.clone(), message })?;
+        draw(chart, &root, look).map_err(|message| Error::Chart { path: svg_path.clone(), message })?;
     }
+    let pixels = if look.slide { scale_svg(&mut svg, size, SLIDE_SCALE) } else { size };
     let png_path = stem.with_extension("png");
-    let png = svg_to_png(&svg, size).map_err(|message| Error::Chart { path: png_path.clone(), message })?;
+    let png = svg_to_png(&svg, pixels).map_err(|message| Error::Chart { path: png_path.clone(), message })?;
     write_atomic(&svg_path, svg.as_bytes())?;
     write_atomic(&png_path, &png)?;
     Ok(vec![svg_path, png_path])
 }
 
-fn draw<DB: DrawingBackend>(chart: &Chart, root: &DrawingArea<DB, Shift>) -> DrawResult {
+/// Makes the SVG of a `width` × `height` canvas `scale` times as large: its root's `width` and `height` grow,
+/// its `viewBox` stays, so every length and font inside is drawn `scale` times larger. Returns the new size.
+fn scale_svg(svg: &mut String, (width, height): (u32, u32), scale: u32) -> (u32, u32) {
+    let (to_width, to_height) = (width * scale, height * scale);
+    let from = format!("<svg width=\"{width}\" height=\"{height}\"");
+    if let Some(start) = svg.find(&from) {
+        svg.replace_range(start..start + from.len(), &format!("<svg width=\"{to_width}\" height=\"{to_height}\""));
+    }
+    (to_width, to_height)
+}
+
+fn draw<DB: DrawingBackend>(chart: &Chart, root: &DrawingArea<DB, Shift>, look: Look) -> DrawResult {
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| e.to_string();
     root.fill(&WHITE).map_err(fail)?;
     match chart {
-        Chart::Lines(lines) => lines.draw(root),
-        Chart::Bars { frame, bars } => panels::draw_bars(frame, bars, root),
-        Chart::Panels { frame, panels } => panels::draw_panels(frame, panels, root),
+        Chart::Lines(lines) => lines.draw(root, look),
+        Chart::Bars { frame, bars } => panels::draw_bars(frame, bars, root, look),
+        Chart::Panels { frame, panels, columns } => panels::draw_panels(frame, panels, columns, root, look),
         Chart::Cdf(cdf) => cdf.draw(root),
         Chart::Heatmap(heatmap) => heatmap.draw(root),
         Chart::GroupedBars(bars) => bars.draw(root),
@@ -259,10 +400,13 @@ pub(super) fn short_number(x: f64) -> String {
     }
 }
 
-/// A legend drawn outside the plot: a title (the series parameter, or empty) and one coloured entry per series.
+/// A legend drawn outside the plot: a title (the series parameter, or empty) and one entry per series, in the
+/// colour [`colours::assign`] gives it among the entries (as the chart's lines and bars are coloured).
 pub(super) struct Legend<'a> {
     pub title: &'a str,
     pub entries: Vec<&'a str>,
+    /// The names the entries' colours come from, when they are not the entries themselves (empty then).
+    pub keys: Vec<&'a str>,
     /// Lines (a stroke) or bars (a square).
     pub bars: bool,
 }
@@ -294,8 +438,8 @@ impl Legend<'_> {
             area.draw(&Text::new(self.title, (left, y), style)).map_err(fail)?;
             y += 26;
         }
-        for (i, entry) in self.entries.iter().enumerate() {
-            let colour = PALETTE[i % PALETTE.len()];
+        let keys = if self.keys.len() == self.entries.len() { &self.keys } else { &self.entries };
+        for (entry, colour) in self.entries.iter().zip(colours::assign(keys)) {
             if self.bars {
                 area.draw(&Rectangle::new([(left, y - 7), (left + 16, y + 7)], colour.filled())).map_err(fail)?;
             } else {

@@ -9,6 +9,9 @@ use crate::scenario::{PlannedPoint, Scenario};
 pub(super) struct Focus {
     /// `(point index, label)` in sweep order: the series value, with its key when it is a number.
     pub points: Vec<(usize, String)>,
+    /// Per point, the name its colour comes from: the series value alone (as a metric chart's legend writes
+    /// it), or the scenario's name.
+    pub keys: Vec<String>,
     /// The swept parameter whose values label the points, if any.
     pub series_name: Option<&'static str>,
     /// "at clients=100", or empty.
@@ -24,10 +27,11 @@ impl Focus {
             .or_else(|| scenario.sweep.iter().position(|axis| axis.values.iter().any(|v| v.as_axis_number().is_none())))
             .or_else(|| (0..scenario.sweep.len()).find(|&i| Some(i) != x_axis));
         let pins = Pins::new(scenario, &scenario.charts.timeline_at, |i| Some(i) != series_index, true);
-        let chosen = points
-            .iter()
-            .enumerate()
-            .filter(|(_, point)| pins.admit(point))
+        let admitted = || points.iter().enumerate().filter(|(_, point)| pins.admit(point));
+        let keys = admitted()
+            .map(|(_, point)| series_index.map_or_else(|| scenario.name.clone(), |i| point.swept[i].to_string()))
+            .collect();
+        let chosen = admitted()
             .map(|(index, point)| {
                 let label = series_index.map_or_else(
                     || scenario.name.clone(),
@@ -42,6 +46,7 @@ impl Focus {
             .collect();
         Focus {
             points: chosen,
+            keys,
             series_name: series_index.map(|i| scenario.sweep[i].name),
             at_text: pins.at_text(scenario).trim_start().to_owned(),
         }
