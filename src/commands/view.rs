@@ -67,10 +67,16 @@ fn chart_stem(out: &Path) -> Result<PathBuf, Error> {
 /// numeric swept parameter they share, grouped bars for a named one.
 pub fn compare(options: &CompareOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     if options.paired {
+        // Every folder is checked, as `compare` checks it, and every table read before anything is printed.
         for dir in &options.dirs {
-            write_out(stdout, &crate::report::paired_table(dir, options.metric.as_deref())?)?;
+            ResultsFolder::open(dir)?;
         }
-        return Ok(());
+        let tables = options
+            .dirs
+            .iter()
+            .map(|dir| crate::report::paired_table(dir, options.metric.as_deref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        return tables.iter().try_for_each(|table| write_out(stdout, table));
     }
     let stem = chart_stem(options.out.as_deref().unwrap_or(Path::new("compare")))?;
     let folders = options.dirs.iter().map(|dir| ResultsFolder::open(dir)).collect::<Result<Vec<_>, _>>()?;
