@@ -24,7 +24,7 @@ use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
-pub use boundary::{BoundaryOptions, boundary};
+pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, boundary};
 pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
 pub use metrics::metrics;
 pub use paths::{OutputKind, check_output_path};

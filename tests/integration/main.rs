@@ -2,6 +2,7 @@
 //! real `retrylab` binary as a user would; the statistical ones (AWS claims, queueing theory) call the library.
 
 mod aws_claims;
+mod boundary;
 mod charts;
 mod cli;
 mod clocks;
