@@ -33,10 +33,10 @@ choices! {
 
 impl WorkloadKind {
     /// The `[workload]` keys this kind reads besides `kind`. A key that no kind a scenario runs reads would
-    /// change nothing, so it is refused ([`unread_key`]).
+    /// change nothing, so it is refused ([`unread_key`]). A burst reads `warmup` only to refuse one above 0.
     pub(crate) fn keys(self) -> &'static [&'static str] {
         match self {
-            WorkloadKind::Burst => &["clients"],
+            WorkloadKind::Burst => &["clients", "warmup"],
             WorkloadKind::Open => &["rate", "schedule", "duration", "warmup"],
             WorkloadKind::Closed => &["clients", "think_time", "duration", "warmup"],
             WorkloadKind::Periodic => {

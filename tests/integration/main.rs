@@ -20,6 +20,7 @@ mod models_input;
 mod png_text;
 mod queueing_theory;
 mod queues;
+mod refused_before_work;
 mod report_html;
 mod shard;
 mod trace;
