@@ -114,8 +114,9 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
         }
         jobs.push((scenario, points, out));
     }
+    let argument = if options.out.is_some() { "--out" } else { "the output folder" };
     for (_, _, out) in &jobs {
-        check_output_path("--out", out, OutputKind::Folder)?;
+        check_output_path(argument, out, OutputKind::Folder)?;
     }
     if let Some(trace) = &options.trace {
         check_trace_request(trace, &jobs)?;
