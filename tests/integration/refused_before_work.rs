@@ -405,6 +405,7 @@ fn bad_output_paths_are_refused_before_any_run() {
         run(SERVER.into(), &["--threads", "0"], At::Arg("--threads"), &["0 is not in"]),
         verb(&["compare", "fake", "--out", "chart.txt"], At::Arg("--out chart.txt"), &["not .txt"]),
         verb(&["merge", "fake"], At::Arg("fake"), &["no shard folders"]),
+        verb(&["merge", "fake", "--out", "notes.txt"], At::Arg("--out notes.txt"), &["is a file, not a folder"]),
         verb(
             &["compare", "fake", "--out", "notes.txt/chart"],
             At::Arg("--out notes.txt/chart"),
