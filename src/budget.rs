@@ -165,7 +165,10 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("{text:?} is not a size: expected a number and a unit, e.g. 8GB or 512MiB"))?;
     let bytes = value * factor as f64;
-    if !(bytes >= 1.0 && bytes < u64::MAX as f64) {
+    if bytes >= u64::MAX as f64 {
+        return Err(format!("{text:?} is out of range: the largest size is {} bytes (16EiB)", u64::MAX));
+    }
+    if bytes.is_nan() || bytes < 1.0 {
         return Err(format!("{text:?} is out of range: give at least 1 byte"));
     }
     Ok(bytes as u64)

@@ -135,13 +135,17 @@ pub enum Command {
     Strategies,
     /// Find the value of one parameter at which the system tips into a stuck state, by bisection on the stuck
     /// fraction.
-    #[command(
-        after_help = "Each probe pins KEY and runs replicates of the one point left, in batches of 10, until         the Wilson 95% interval of its stuck fraction lies below or above 0.5 (or --max-replicates is reached:         the probe is at the boundary and the search stops). The ends must be stable on one side and stuck on the         other. The scenario needs a trigger (an outage, fault windows or trigger_end); other swept keys must be         pinned with --set.\n\n\
+    #[command(after_help = "Each probe pins KEY and runs replicates of the one point left, in batches of 10, until \
+        the Wilson 95% interval of its stuck fraction lies below or above Q (--stuck, 0.5 by default; or \
+        --max-replicates is reached: the probe is at the boundary and the search stops). Both ends are checked \
+        before either is probed. The ends must be stable on one side and stuck on the \
+        other. The scenario needs a trigger (an outage, fault windows or trigger_end); other swept keys must be \
+        pinned with --set.\n\n\
         Examples:\n  \
         retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --set 'faults=\"60s..70s slowdown x10\"'\n  \
         retrylab boundary scenarios/metastable.toml --over outage_duration --set rate=900 --set limiter=none\n  \
-        retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --tolerance 2 --csv"
-    )]
+        retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --tolerance 2 --csv\n  \
+        retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --stuck 0.1   # where 10% get stuck")]
     Boundary {
         /// The scenario file (TOML).
         #[arg(value_name = "SCENARIO")]
@@ -153,8 +157,8 @@ pub enum Command {
         /// The bracket's ends [default: the ends of KEY's sweep axis].
         #[arg(long, num_args = 2, value_names = ["A", "B"])]
         between: Option<Vec<String>>,
-        /// Stop once the bracket is this narrow, in KEY's units [default: 1/64 of the bracket].
-        #[arg(long, value_name = "T")]
+        /// Stop once the bracket is this narrow, in KEY's units, greater than 0 [default: 1/64 of the bracket].
+        #[arg(long, value_name = "T", allow_hyphen_values = true)]
         tolerance: Option<String>,
         /// Override any key of the scenario, as `run --set` does (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -165,7 +169,12 @@ pub enum Command {
         /// Worker threads [default: all cores]. Results do not depend on it.
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
         threads: Option<u16>,
-        /// Write CSV: key,boundary,low,high,runs (durations in ms).
+        /// The share of runs stuck at the boundary, strictly between 0 and 1: the search finds where the stuck
+        /// fraction crosses it.
+        #[arg(long, value_name = "Q", default_value_t = commands::DEFAULT_STUCK_FRACTION, allow_negative_numbers = true)]
+        stuck: f64,
+        /// Write CSV, one row per probe: key,boundary,low,high,runs,stuck_target,probe,value,probe_runs,stuck,
+        /// stuck_fraction,stuck_lo95,stuck_hi95,verdict (durations in ms).
         #[arg(long)]
         csv: bool,
     },

@@ -59,10 +59,20 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
         }
         cli::Command::Validate { scenarios, set } => commands::validate(&scenarios, &set, &mut stdout),
         cli::Command::Strategies => commands::strategies(&mut stdout),
-        cli::Command::Boundary { scenario, over, between, tolerance, set, max_replicates, threads, csv } => {
+        cli::Command::Boundary { scenario, over, between, tolerance, set, max_replicates, threads, csv, stuck } => {
             let between = between.map(|ends| (ends[0].clone(), ends[1].clone()));
             let threads = threads.map(usize::from);
-            let options = BoundaryOptions { scenario, over, between, tolerance, set, max_replicates, threads, csv };
+            let options = BoundaryOptions {
+                scenario,
+                over,
+                between,
+                tolerance,
+                set,
+                max_replicates,
+                threads,
+                csv,
+                stuck_fraction: stuck,
+            };
             commands::boundary(&options, &mut stdout)
         }
         cli::Command::Tune {

@@ -194,25 +194,33 @@ pub fn parse_duration(text: &str) -> Result<SimDuration, String> {
         });
     };
     let digits = number.replace('_', "");
-    let value: f64 = digits.parse().map_err(|_| format!("\"{text}\" is not a duration; {hint}"))?;
-    // Exact for integers and for decimal fractions down to 1 ns; the f64 path only serves very large values. The
-    // products saturate: anything past u128 is "too long" like anything past u64.
-    let nanos = match digits.split_once('.') {
-        None => digits.parse::<u128>().ok().map(|whole| whole.saturating_mul(u128::from(unit_nanos))),
-        Some((whole, fraction)) if fraction.len() <= 18 => {
-            let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().ok().unwrap_or(0) };
-            let scale = 10_u128.pow(fraction.len() as u32);
-            let fraction: u128 = if fraction.is_empty() { 0 } else { fraction.parse().ok().unwrap_or(0) };
-            let unit = u128::from(unit_nanos);
-            Some(whole.saturating_mul(unit).saturating_add((fraction * unit + scale / 2) / scale))
-        }
-        Some(_) => None,
-    };
-    match nanos {
-        Some(n) if n <= u128::from(u64::MAX) => Ok(SimDuration::from_nanos(n as u64)),
-        Some(_) => Err(format!("\"{text}\" is too long (the limit is about 584 years)")),
-        None => Ok(SimDuration::from_nanos_f64(value * unit_nanos as f64)),
+    let (whole, fraction) = digits.split_once('.').unwrap_or((&digits, ""));
+    if (whole.is_empty() && fraction.is_empty()) || fraction.contains('.') {
+        return Err(format!("\"{text}\" is not a duration; {hint}"));
     }
+    let too_long = || format!("\"{text}\" is too long (the limit is {}, about 584 years)", SimDuration::MAX);
+    nanos_of(whole, fraction, unit_nanos).map(SimDuration::from_nanos).ok_or_else(too_long)
+}
+
+/// Fraction digits read exactly: 10^24 times the longest unit (an hour, 3.6·10^12 ns) still fits in a u128.
+/// Digits past these change the duration by less than 10^-11 ns, and never its rounding to the nanosecond but
+/// at an exact half.
+const MAX_FRACTION_DIGITS: usize = 24;
+
+/// `whole.fraction` units in nanoseconds, rounded to the nearest (halves up), in exact integer arithmetic; `None`
+/// past `u64::MAX`, never wrapped or saturated.
+fn nanos_of(whole: &str, fraction: &str, unit_nanos: u64) -> Option<u64> {
+    let unit = u128::from(unit_nanos);
+    let whole: u128 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
+    let fraction = &fraction[..fraction.len().min(MAX_FRACTION_DIGITS)];
+    let fraction_nanos = if fraction.is_empty() {
+        0
+    } else {
+        let scale = 10_u128.pow(fraction.len() as u32);
+        (fraction.parse::<u128>().ok()? * unit + scale / 2) / scale
+    };
+    let nanos = whole.checked_mul(unit)?.checked_add(fraction_nanos)?;
+    u64::try_from(nanos).ok()
 }
 
 #[cfg(test)]
@@ -227,6 +235,26 @@ mod tests {
             let error = parse_duration(text).expect_err(text);
             assert!(error.contains("too long"), "{text}: {error}");
         }
+    }
+
+    /// A whole part past u128 with a fraction used to become its fraction alone, and more than 18 fraction
+    /// digits took a float path that saturated at the limit.
+    #[test]
+    fn long_numbers_are_too_long_whatever_their_fraction() {
+        for text in [
+            "1234567890123456789012345678901234567890.5s",
+            "18446744073709551616ns",
+            "18446744073.709551616s",
+            "99999999999.0000000000000000001s",
+            "5124096h",
+        ] {
+            let error = parse_duration(text).expect_err(text);
+            assert!(error.contains("too long") && error.contains("584 years"), "{text}: {error}");
+        }
+        assert_eq!(parse_duration("18446744073709551615ns"), Ok(SimDuration::MAX));
+        assert_eq!(parse_duration("1.0000000000000000000000000009s"), Ok(SimDuration::from_secs(1)));
+        assert_eq!(parse_duration("0.0000000015s"), Ok(SimDuration::from_nanos(2)), "halves round up");
+        assert_eq!(parse_duration(".5ms"), Ok(SimDuration::from_micros(500)));
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //!
 //! Each probe pins the parameter (as `--set KEY=VALUE` would) and runs replicates of the one point that is left,
 //! in batches, until the Wilson 95% interval of its stuck fraction (the share of runs whose `stuck` is 1) lies
-//! wholly below or wholly above one half, or `max_replicates` is reached. The two ends must fall on opposite
-//! sides; the bracket is then halved at its midpoint until it is no wider than the tolerance. A probe still
-//! undecided after `max_replicates` is at the boundary within the noise of that many runs: the search stops
-//! there. Replicate seeds are the ones `retrylab run` uses, so the result depends on the arguments alone.
+//! wholly below or wholly above the target fraction Q (`--stuck`, one half by default), or `max_replicates` is
+//! reached. The two ends must fall on opposite sides; the bracket is then halved at its midpoint until it is no
+//! wider than the tolerance. A probe still undecided after `max_replicates` is at the boundary within the noise
+//! of that many runs: the search stops there. Replicate seeds are the ones `retrylab run` uses, so the result
+//! depends on the arguments alone. Every argument, both ends' points included, is checked before the first
+//! probe runs.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -17,8 +19,8 @@ use crate::stats::{Estimate, Support};
 use crate::sweep::{PointWork, SweepSettings, run_work};
 use crate::time::{SimDuration, parse_duration};
 
-/// The stuck fraction the boundary separates.
-const HALF: f64 = 0.5;
+/// The stuck fraction the boundary separates unless `--stuck` says otherwise.
+pub const DEFAULT_STUCK_FRACTION: f64 = 0.5;
 /// Replicates run per batch of a probe.
 const BATCH: u32 = 10;
 /// Probes after which the search stops whatever the tolerance (a bracket halved 40 times).
@@ -38,7 +40,10 @@ pub struct BoundaryOptions {
     /// Replicates at most per probe.
     pub max_replicates: u32,
     pub threads: Option<usize>,
+    /// Write CSV (one row per probe, with the boundary found) instead of the table.
     pub csv: bool,
+    /// `--stuck Q`: the stuck fraction whose crossing is the boundary, strictly between 0 and 1.
+    pub stuck_fraction: f64,
 }
 
 /// The numeric kind of the searched key: values are bisected as numbers and written back in its syntax.
@@ -98,6 +103,16 @@ enum Side {
     Undecided,
 }
 
+impl Side {
+    fn name(self) -> &'static str {
+        match self {
+            Side::Stable => "stable",
+            Side::Stuck => "stuck",
+            Side::Undecided => "undecided",
+        }
+    }
+}
+
 struct Probe {
     value: f64,
     runs: u32,
@@ -106,8 +121,15 @@ struct Probe {
     side: Side,
 }
 
-/// `retrylab boundary`: prints each probe, then the boundary and its bracket (or CSV: `key,boundary,low,high,runs`).
+/// `retrylab boundary`: prints each probe, then the boundary and its bracket (or CSV, [`CSV_HEADER`]).
 pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(), Error> {
+    let target = options.stuck_fraction;
+    if !(target > 0.0 && target < 1.0) {
+        return Err(Error::Usage(format!(
+            "boundary: --stuck {target} must lie strictly between 0 and 1 (the share of runs stuck at the boundary; \
+             default {DEFAULT_STUCK_FRACTION})"
+        )));
+    }
     let scenario = Scenario::load(&options.scenario, &options.set)?;
     let key = options.over.rsplit('.').next().unwrap_or(&options.over);
     let spec = scenario.model.params().find(|spec| spec.answers_to(None, key)).ok_or_else(|| {
@@ -158,12 +180,20 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
         Some(text) => scale.parse(spec.key, text)?,
         None => (high - low) / 64.0,
     };
-    let tolerance = if scale == Scale::Count { tolerance.max(1.0) } else { tolerance };
-    if tolerance <= 0.0 {
-        return Err(Error::Usage("boundary: --tolerance must be greater than 0".into()));
+    if options.tolerance.is_some() && tolerance <= 0.0 {
+        return Err(Error::Usage(format!(
+            "boundary: --tolerance {} must be greater than 0 (in {}'s units): the search stops once the bracket is \
+             this narrow",
+            options.tolerance.as_deref().unwrap_or_default(),
+            spec.key
+        )));
     }
+    // Counts are bisected in whole steps.
+    let tolerance = if scale == Scale::Count { tolerance.max(1.0) } else { tolerance };
 
-    let probe = |value: f64| -> Result<Probe, Error> {
+    // The scenario with KEY pinned at `value`, and its one point: both ends are checked this way before either
+    // is probed.
+    let pinned = |value: f64| -> Result<(Scenario, Vec<crate::scenario::PlannedPoint>), Error> {
         let mut set = options.set.clone();
         set.push(format!("{}={}", spec.key, scale.write(value)));
         let scenario = Scenario::load(&options.scenario, &set)?;
@@ -177,6 +207,14 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
                 swept.join(", ")
             )));
         }
+        Ok((scenario, points))
+    };
+    for end in [low, high] {
+        pinned(end)?;
+    }
+
+    let probe = |value: f64| -> Result<Probe, Error> {
+        let (scenario, points) = pinned(value)?;
         let settings = SweepSettings::for_scenario(&scenario, options.threads);
         let mut verdicts = Vec::new();
         loop {
@@ -196,9 +234,9 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
                 verdicts.push(stuck);
             }
             let estimate = Estimate::within(&verdicts, Support::Binary);
-            let side = if estimate.hi95 < HALF {
+            let side = if estimate.hi95 < target {
                 Side::Stable
-            } else if estimate.lo95 > HALF {
+            } else if estimate.lo95 > target {
                 Side::Stuck
             } else {
                 Side::Undecided
@@ -215,12 +253,12 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
     let width = spec.key.len().max(14);
     let line = |p: &Probe| {
         let side = match p.side {
-            Side::Stable => "stable",
-            Side::Stuck => "stuck",
             Side::Undecided => "undecided: at the boundary",
+            side => side.name(),
         };
+        let stuck = format!("{} of {}", p.stuck, p.runs);
         let fraction = format!("{:.2} [{:.2}, {:.2}]", p.estimate.mean, p.estimate.lo95, p.estimate.hi95);
-        format!("{:>width$}  {:>5}  {:>6}  {fraction:<23}  {side}\n", scale.show(p.value), p.runs, p.stuck)
+        format!("{:>width$}  {stuck:>12}  {fraction:<27}  {side}\n", scale.show(p.value))
     };
     let mut print = |text: String| -> Result<(), Error> {
         if options.csv {
@@ -229,8 +267,8 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
         stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).map_err(stdout_error)
     };
     print(format!(
-        "{:>width$}  {:>5}  {:>6}  {:<23}  verdict\n",
-        spec.key, "runs", "stuck", "stuck fraction (95% CI)"
+        "{:>width$}  {:>12}  {:<27}  verdict (stuck fraction against {target})\n",
+        spec.key, "stuck runs", "stuck fraction (Wilson 95%)"
     ))?;
     let mut probes = Vec::new();
     for end in [low, high] {
@@ -269,7 +307,7 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
     let estimate = at_boundary.unwrap_or((low + high) / 2.0);
     let runs: u32 = probes.iter().map(|p| p.runs).sum();
     print(format!(
-        "boundary: {} = {} (between {} and {}), {runs} runs\n",
+        "boundary: {} = {} (between {} and {}) where the stuck fraction crosses {target}, {runs} runs\n",
         spec.key,
         scale.show(estimate),
         scale.show(low),
@@ -277,17 +315,32 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
     ))?;
     if options.csv {
         let number = |x: f64| if scale == Scale::Duration { format!("{}", x / 1e6) } else { format!("{x}") };
-        let text = format!(
-            "key,boundary,low,high,runs\n{},{},{},{},{runs}\n",
-            spec.key,
-            number(estimate),
-            number(low),
-            number(high)
-        );
+        let mut text = String::from(CSV_HEADER);
+        text.push('\n');
+        for (index, p) in probes.iter().enumerate() {
+            text.push_str(&format!(
+                "{},{},{},{},{runs},{target},{index},{},{},{},{},{},{},{}\n",
+                spec.key,
+                number(estimate),
+                number(low),
+                number(high),
+                number(p.value),
+                p.runs,
+                p.stuck,
+                p.estimate.mean,
+                p.estimate.lo95,
+                p.estimate.hi95,
+                p.side.name()
+            ));
+        }
         stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
     }
     Ok(())
 }
+
+/// `boundary --csv`: one row per probe in the order run, each with the search's result (durations in ms).
+const CSV_HEADER: &str = "key,boundary,low,high,runs,stuck_target,probe,value,probe_runs,stuck,stuck_fraction,\
+                              stuck_lo95,stuck_hi95,verdict";
 
 fn stdout_error(source: std::io::Error) -> Error {
     Error::Write { path: PathBuf::from("<stdout>"), source }

@@ -5,6 +5,7 @@
 mod boundary;
 mod delays;
 mod metrics;
+mod paths;
 mod sharded;
 mod strategies;
 mod tune;
@@ -18,13 +19,15 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::Error;
 use crate::budget::{self, Bytes, MemoryEstimate};
+use crate::report::staging::StagedFile;
 use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
-pub use boundary::{BoundaryOptions, boundary};
+pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, boundary};
 pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
 pub use metrics::metrics;
+pub use paths::{OutputKind, check_output_path};
 pub use sharded::merge;
 use sharded::run_one;
 pub use strategies::strategies;
@@ -111,6 +114,10 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
         }
         jobs.push((scenario, points, out));
     }
+    let argument = if options.out.is_some() { "--out" } else { "the output folder" };
+    for (_, _, out) in &jobs {
+        check_output_path(argument, out, OutputKind::Folder)?;
+    }
     if let Some(trace) = &options.trace {
         check_trace_request(trace, &jobs)?;
     }
@@ -125,9 +132,13 @@ pub fn run(options: &RunOptions, stdout: &mut dyn Write) -> Result<(), Error> {
         atomic::ensure_writable_dir(out)?;
     }
     for (scenario, points, out) in &jobs {
+        // The trace is written first, beside its file, and moved into place only after the results: a disk that
+        // cannot hold it fails the run before the results folder changes.
+        let trace = options.trace.as_ref().map(|trace| stage_trace(scenario, points, trace, options.threads));
+        let trace = trace.transpose()?;
         run_one(scenario, points, out, options, stdout)?;
-        if let Some(trace) = &options.trace {
-            write_trace(scenario, points, trace, options.threads, stdout, options.quiet)?;
+        if let (Some(staged), Some(request)) = (trace, &options.trace) {
+            staged.commit(request, stdout, options.quiet)?;
         }
         if options.show {
             let _ = writeln!(stdout);
@@ -188,12 +199,12 @@ fn check_trace_request(trace: &TraceRequest, jobs: &[(Scenario, Vec<PlannedPoint
             scenario.replicates - 1
         )));
     }
-    match trace.file.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-        Some(dir) if !dir.is_dir() => {
-            Err(Error::Usage(format!("--trace {}: folder {} does not exist", trace.file.display(), dir.display())))
-        }
-        _ => Ok(()),
+    // A trace inside a results folder not made yet is checked with that folder.
+    let out = &jobs[0].2;
+    if trace.file.parent() != Some(out.as_path()) || out.exists() {
+        check_output_path("--trace", &trace.file, OutputKind::File)?;
     }
+    Ok(())
 }
 
 /// The value of parameter `key` at `point` (swept or set), as text.
@@ -209,16 +220,43 @@ fn point_value(scenario: &Scenario, point: &PlannedPoint, key: &str) -> Option<S
     }
 }
 
+/// A trace written beside its file, with what to say once it is moved into place.
+struct StagedTrace {
+    file: StagedFile,
+    spans: usize,
+}
+
+impl StagedTrace {
+    fn commit(self, trace: &TraceRequest, stdout: &mut dyn Write, quiet: bool) -> Result<(), Error> {
+        self.file.commit()?;
+        if self.spans >= crate::model::trace::MAX_TRACE_SPANS {
+            eprintln!(
+                "warning: the trace keeps the first {} attempts only; trace a smaller point or fewer requests for all",
+                self.spans
+            );
+        }
+        if !quiet {
+            let _ = writeln!(
+                stdout,
+                "wrote {} attempts of point {} replicate {} to {} (open it in ui.perfetto.dev)",
+                self.spans,
+                trace.point,
+                trace.replicate,
+                trace.file.display()
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Re-runs the chosen replicate with tracing on (the same seed, so the same run as in runs.csv) and writes its
-/// attempts as a Chrome trace.
-fn write_trace(
+/// attempts as a Chrome trace (or OTLP/JSON) beside the trace's file, for [`StagedTrace::commit`].
+fn stage_trace(
     scenario: &Scenario,
     points: &[PlannedPoint],
     trace: &TraceRequest,
     threads: Option<usize>,
-    stdout: &mut dyn Write,
-    quiet: bool,
-) -> Result<(), Error> {
+) -> Result<StagedTrace, Error> {
     let point = &points[trace.point];
     let settings = SweepSettings::for_scenario(scenario, threads);
     let seeds = point.seeds(settings.master_seed, trace.replicate);
@@ -230,6 +268,7 @@ fn write_trace(
         trace: true,
     };
     let output = point.config.simulate(run_settings);
+    crate::interrupt::check()?;
     let owner_label = point.config.trace_owner();
     let strategy = point_value(scenario, point, "strategy").unwrap_or_else(|| "-".into());
     let point_id = point.id();
@@ -249,24 +288,7 @@ fn write_trace(
     } else {
         report::trace::chrome_trace_json(&output.spans, &context)
     };
-    atomic::write_atomic(&trace.file, &bytes)?;
-    if output.spans.len() >= crate::model::trace::MAX_TRACE_SPANS {
-        eprintln!(
-            "warning: the trace keeps the first {} attempts only; trace a smaller point or fewer requests for all",
-            output.spans.len()
-        );
-    }
-    if !quiet {
-        let _ = writeln!(
-            stdout,
-            "wrote {} attempts of point {} replicate {} to {} (open it in ui.perfetto.dev)",
-            output.spans.len(),
-            trace.point,
-            trace.replicate,
-            trace.file.display()
-        );
-    }
-    Ok(())
+    Ok(StagedTrace { file: StagedFile::write(&trace.file, &bytes)?, spans: output.spans.len() })
 }
 
 fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {

@@ -219,6 +219,7 @@ pub fn merge(dirs: &[PathBuf], out: Option<&Path>, quiet: bool, stdout: &mut dyn
     };
     if let Some(out) = out {
         not_a_shard_folder(out)?;
+        super::check_output_path("--out", out, super::OutputKind::Folder)?;
     }
     let folders = find_shard_folders(dirs)?;
     let merged = merge_shards(&folders)?;

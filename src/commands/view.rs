@@ -67,22 +67,24 @@ fn chart_stem(out: &Path) -> Result<PathBuf, Error> {
 /// numeric swept parameter they share, grouped bars for a named one.
 pub fn compare(options: &CompareOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     if options.paired {
+        // Every folder is checked, as `compare` checks it, and every table read before anything is printed.
         for dir in &options.dirs {
-            write_out(stdout, &crate::report::paired_table(dir, options.metric.as_deref())?)?;
+            ResultsFolder::open(dir)?;
         }
-        return Ok(());
+        let tables = options
+            .dirs
+            .iter()
+            .map(|dir| crate::report::paired_table(dir, options.metric.as_deref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        return tables.iter().try_for_each(|table| write_out(stdout, table));
     }
     let stem = chart_stem(options.out.as_deref().unwrap_or(Path::new("compare")))?;
+    for extension in ["svg", "png"] {
+        super::check_output_path("--out", &stem.with_extension(extension), super::OutputKind::File)?;
+    }
     let folders = options.dirs.iter().map(|dir| ResultsFolder::open(dir)).collect::<Result<Vec<_>, _>>()?;
     if folders.is_empty() {
         return Err(Error::Usage("compare needs at least one results folder".into()));
-    }
-    if let Some(parent) = stem.parent().filter(|p| !p.as_os_str().is_empty() && !p.is_dir()) {
-        return Err(Error::Usage(format!(
-            "--out {}: the folder {} does not exist; create it or choose another path",
-            stem.display(),
-            parent.display()
-        )));
     }
     let comparison = Comparison { folders: &folders, metric: options.metric.as_deref() };
     let drawn = comparison.draw(&stem)?;

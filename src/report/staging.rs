@@ -1,11 +1,14 @@
 //! A results folder replaced whole or not at all. Every file is written into a hidden staging folder inside the
 //! output folder (so on its filesystem), and only once all are written do they move into place, by renames,
 //! which need no room for data. A move that still fails is undone with the ones before it, so the folder holds
-//! either the previous run's results or this run's, never a mix.
+//! either the previous run's results or this run's, never a mix. A file written outside the folder with the
+//! results (a trace) is staged beside its target instead ([`StagedFile`]) and moved into place after them.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::atomic;
 use crate::Error;
 
 /// The staging folders' name prefix; the process id follows.
@@ -96,6 +99,44 @@ impl Drop for Staging {
     }
 }
 
+/// One file written beside its target under a hidden temporary name (see [`atomic::temporary_path`]) and moved
+/// into place only by [`StagedFile::commit`]; removed when dropped uncommitted. A run writes it before its
+/// results, so a disk that cannot hold it fails the run before anything changes.
+pub(crate) struct StagedFile {
+    temporary: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+impl StagedFile {
+    /// Writes `bytes` to the temporary beside `target`, flushed to disk; `target` itself is untouched.
+    pub(crate) fn write(target: &Path, bytes: &[u8]) -> Result<StagedFile, Error> {
+        let staged =
+            StagedFile { temporary: atomic::temporary_path(target), target: target.to_owned(), committed: false };
+        let written = fs::File::create(&staged.temporary).and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.sync_all()
+        });
+        written.map_err(|source| Error::Write { path: target.to_owned(), source })?;
+        Ok(staged)
+    }
+
+    /// Moves the file into place, replacing the target.
+    pub(crate) fn commit(mut self) -> Result<(), Error> {
+        atomic::commit(&self.temporary, &self.target)?;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = fs::remove_file(&self.temporary);
+        }
+    }
+}
+
 /// Removes the staging folders in `out` whose process is gone (their lock is free). Best effort: one that cannot
 /// be removed is only clutter, hidden.
 fn remove_abandoned(out: &Path) {
@@ -150,6 +191,21 @@ mod tests {
         assert_eq!(names(out.path()), ["a.csv", "paired.csv"]);
         assert_eq!(fs::read_to_string(out.path().join("a.csv")).unwrap(), "old a");
         assert_eq!(fs::read_to_string(out.path().join("paired.csv")).unwrap(), "old paired");
+    }
+
+    #[test]
+    fn a_staged_file_replaces_its_target_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("trace.json");
+        fs::write(&target, "old").unwrap();
+        drop(StagedFile::write(&target, b"dropped").unwrap());
+        assert_eq!(names(dir.path()), ["trace.json"], "an uncommitted file leaves nothing");
+        assert_eq!(fs::read_to_string(&target).unwrap(), "old");
+        let staged = StagedFile::write(&target, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "old", "untouched until the commit");
+        staged.commit().unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+        assert_eq!(names(dir.path()), ["trace.json"]);
     }
 
     #[test]

@@ -68,12 +68,20 @@ pub(super) fn parse(path: &Path, source: String) -> Result<Scenario, InputError>
     let root = DeTable::parse(&source).map_err(|error| {
         let offset = error.span().map_or(0, |span| span.start);
         let message = error.message().lines().next().unwrap_or("invalid TOML").trim().to_owned();
-        InputError::new(
-            &file,
-            Origin::File(LineCol::of_offset(&source, offset)),
-            None,
-            format!("invalid TOML: {message}"),
-        )
+        let duplicate = error
+            .span()
+            .filter(|_| message.starts_with("duplicate key"))
+            .and_then(|span| source.get(span))
+            .map(|key| key.trim().trim_matches(|c| c == '"' || c == '\''))
+            .filter(|key| !key.is_empty() && key.len() <= 100 && !key.contains('\n'));
+        let (key, message) = match duplicate {
+            Some(key) => (
+                Some(key.to_owned()),
+                format!("invalid TOML: `{key}` is set twice in one table (a duplicate key); keep one"),
+            ),
+            None => (None, format!("invalid TOML: {message}")),
+        };
+        InputError::new(&file, Origin::File(LineCol::of_offset(&source, offset)), key, message)
     })?;
     let root_span = root.span();
     let root = root.get_ref();

@@ -5,7 +5,8 @@ use super::{Origin, Scenario};
 use crate::engine::{RunSeeds, stable_hash};
 use crate::error::InputError;
 use crate::model::ModelConfig;
-use crate::params::{Point, Value};
+use crate::params::{Choice, ParamSpec, Point, Section, Value};
+use crate::workload::WorkloadKind;
 
 /// Refuse sweeps beyond this many points: they are typos, not studies.
 pub const MAX_POINTS: usize = 1_000_000;
@@ -57,7 +58,41 @@ pub fn plan(scenario: &Scenario) -> Result<Vec<PlannedPoint>, InputError> {
             },
         ));
     }
+    check_workload_keys(scenario)?;
     (0..count).map(|index| plan_one(scenario, index)).collect()
+}
+
+/// Refuses a `[workload]` key (written, set or swept) that no kind of workload the scenario runs reads: it would
+/// change nothing (see [`crate::workload::unread_key`]).
+fn check_workload_keys(scenario: &Scenario) -> Result<(), InputError> {
+    let shared = |spec: &ParamSpec| {
+        spec.section == Section::Workload && crate::workload::PARAMS.iter().any(|own| own.key == spec.key)
+    };
+    let Some(kind) = scenario.settings.iter().find(|s| shared(s.spec) && s.spec.key == "kind") else {
+        return Ok(());
+    };
+    let axis = |spec: &ParamSpec| scenario.sweep.iter().find(|axis| std::ptr::eq(axis.spec, spec));
+    let values = axis(kind.spec).map_or_else(|| kind.value.iter().cloned().collect(), |axis| axis.values.clone());
+    let kinds: Vec<WorkloadKind> = values
+        .iter()
+        .filter_map(|value| match value {
+            Value::Choice(name) => WorkloadKind::from_name(name),
+            _ => None,
+        })
+        .collect();
+    let written =
+        scenario.settings.iter().filter(|s| shared(s.spec) && (s.origin != Origin::Default || axis(s.spec).is_some()));
+    let Some((key, message)) = crate::workload::unread_key(&kinds, written.map(|s| s.spec.key)) else {
+        return Ok(());
+    };
+    let setting = scenario.settings.iter().find(|s| shared(s.spec) && s.spec.key == key);
+    let origin = match (setting.and_then(|s| axis(s.spec)), setting) {
+        (Some(axis), _) => axis.origin.clone(),
+        (None, Some(setting)) => setting.origin.clone(),
+        (None, None) => Origin::Default,
+    };
+    let dotted = setting.map_or_else(|| key.to_owned(), |s| Scenario::dotted_key(s.spec));
+    Err(scenario.error(origin, Some(dotted), message))
 }
 
 /// The swept values of the point at `index` in canonical order: the mixed-radix digits of `index`, last axis

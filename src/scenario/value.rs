@@ -31,11 +31,14 @@ pub(super) fn integer(value: &DeValue<'_>) -> Option<i64> {
     }
 }
 
-/// Reads a TOML integer or float as `f64`.
+/// Reads a TOML integer or float as `f64` (an integer beyond `i64` too, so that its range is what is refused).
 pub(super) fn number(value: &DeValue<'_>) -> Option<f64> {
     match value {
         DeValue::Float(float) => float.as_str().replace('_', "").parse().ok(),
-        DeValue::Integer(_) => integer(value).map(|n| n as f64),
+        DeValue::Integer(int) => integer(value).map(|n| n as f64).or_else(|| match int.radix() {
+            10 => int.as_str().replace('_', "").parse().ok(),
+            _ => Some(f64::INFINITY),
+        }),
         _ => None,
     }
 }
@@ -52,7 +55,12 @@ pub(super) fn convert(
     let wrong_type = || at.error(span.clone(), key, format!("expected {expected}, found {}", type_name(raw)));
     match spec.kind {
         ParamKind::Count { min, max } => {
-            let n = integer(raw).ok_or_else(wrong_type)?;
+            let n = match raw {
+                DeValue::Integer(int) => integer(raw).ok_or_else(|| {
+                    at.error(span.clone(), key, format!("{} is out of range; expected {expected}", int.as_str()))
+                })?,
+                _ => return Err(wrong_type()),
+            };
             if n < min || n > max {
                 return Err(at.error(span, key, format!("{n} is out of range; expected {expected}")));
             }
@@ -87,6 +95,9 @@ pub(super) fn convert(
                     .collect(),
                 _ => return Err(wrong_type()),
             };
+            if matches!(raw, DeValue::Array(list) if list.is_empty()) {
+                return Err(at.error(span, key, format!("an empty list names nothing; expected {expected}")));
+            }
             if items.iter().any(String::is_empty) {
                 return Err(at.error(span, key, format!("an empty item; expected {expected}")));
             }
@@ -105,6 +116,13 @@ pub(super) fn convert(
                     .into_iter()
                     .map(|(text, span)| choose(spec, names, key, text, span, at))
                     .collect::<Result<_, _>>()?,
+                DeValue::Array(_) => {
+                    return Err(at.error(
+                        span,
+                        key,
+                        format!("an empty list chooses nothing; give one or more of: {}", names.join(", ")),
+                    ));
+                }
                 _ => return Err(wrong_type()),
             };
             Ok(match chosen[..] {

@@ -31,6 +31,52 @@ choices! {
     }
 }
 
+impl WorkloadKind {
+    /// The `[workload]` keys this kind reads besides `kind`. A key that no kind a scenario runs reads would
+    /// change nothing, so it is refused ([`unread_key`]). A burst reads `warmup` only to refuse one above 0.
+    pub(crate) fn keys(self) -> &'static [&'static str] {
+        match self {
+            WorkloadKind::Burst => &["clients", "warmup"],
+            WorkloadKind::Open => &["rate", "schedule", "duration", "warmup"],
+            WorkloadKind::Closed => &["clients", "think_time", "duration", "warmup"],
+            WorkloadKind::Periodic => {
+                &["clients", "period", "first_at", "accuracy", "randomized_delay", "duration", "warmup"]
+            }
+        }
+    }
+}
+
+/// The first of the `written` `[workload]` keys that none of `kinds` (every kind the scenario's points take)
+/// reads, with the message that says which kinds do.
+pub(crate) fn unread_key<'k>(
+    kinds: &[WorkloadKind],
+    written: impl IntoIterator<Item = &'k str>,
+) -> Option<(&'k str, String)> {
+    let key = written.into_iter().find(|key| *key != "kind" && !kinds.iter().any(|kind| kind.keys().contains(key)))?;
+    let readers: Vec<String> = <WorkloadKind as crate::params::Choice>::ALL
+        .iter()
+        .filter(|kind| kind.keys().contains(&key))
+        .map(|kind| format!("\"{kind}\""))
+        .collect();
+    let chosen: Vec<String> = kinds.iter().map(|kind| format!("\"{kind}\"")).collect();
+    let reads: Vec<&str> = kinds.iter().flat_map(|kind| kind.keys().iter().copied()).collect();
+    let mut read_here: Vec<&str> = Vec::new();
+    reads.into_iter().for_each(|key| {
+        if !read_here.contains(&key) {
+            read_here.push(key)
+        }
+    });
+    Some((
+        key,
+        format!(
+            "belongs to kind = {}; remove it or set that kind (kind = {} reads only {})",
+            readers.join(" or "),
+            chosen.join(" and "),
+            read_here.join(", ")
+        ),
+    ))
+}
+
 mod periodic;
 
 pub(crate) use periodic::PeriodicTimer;
@@ -183,20 +229,31 @@ impl Workload {
                 Arrivals::Periodic { hosts: point.count("clients")? as u32, timer }
             }
         };
-        if kind != WorkloadKind::Periodic {
-            for key in ["period", "first_at", "accuracy", "randomized_delay"] {
-                if point.is_written(key) {
-                    return Err(ParamError::new(
-                        key,
-                        "belongs to kind = \"periodic\"; remove it or set that kind".into(),
-                    ));
-                }
-            }
+        if kind == WorkloadKind::Open && point.is_written("schedule") && point.is_written("rate") {
+            return Err(ParamError::new("rate", "the `schedule` replaces the rate; remove one of the two".into()));
         }
         let duration = SimTime::ZERO + point.duration("duration")?;
         let warmup = SimTime::ZERO + point.duration("warmup")?;
         if !arrivals.is_burst() && warmup >= duration {
             return Err(ParamError::new("warmup", "must be shorter than `duration`".into()));
+        }
+        if arrivals.is_burst() && warmup > SimTime::ZERO {
+            return Err(ParamError::new(
+                "warmup",
+                "a burst sends every request at t = 0, so a warmup would leave every one out of the metrics".into(),
+            ));
+        }
+        if let Arrivals::Open { schedule } = &arrivals
+            && schedule.first_arrival_possible() >= duration
+        {
+            return Err(ParamError::new(
+                "schedule",
+                format!(
+                    "its rate is 0 until {}, at or after `duration` ({}): nothing would arrive",
+                    schedule.first_arrival_possible() - SimTime::ZERO,
+                    duration - SimTime::ZERO
+                ),
+            ));
         }
         Ok(Workload { arrivals, duration, warmup })
     }
@@ -398,6 +455,21 @@ impl RateSchedule {
         }
     }
 
+    /// The earliest time the rate is above 0 (a ramp rises at once after the point it starts from).
+    pub(crate) fn first_arrival_possible(&self) -> SimTime {
+        let mut previous: Option<SchedulePoint> = None;
+        for point in &self.points {
+            if point.rate_per_second > 0.0 {
+                return match previous {
+                    Some(before) if point.ramp => before.at,
+                    _ => point.at,
+                };
+            }
+            previous = Some(*point);
+        }
+        SimTime::MAX
+    }
+
     /// The highest rate anywhere (the envelope used to thin a Poisson stream).
     pub(crate) fn max_rate(&self) -> f64 {
         self.points.iter().map(|p| p.rate_per_second).fold(0.0, f64::max)
@@ -454,6 +526,29 @@ mod tests {
         assert_eq!(ramp.rate_at(at(30.0)), 80.0);
         assert_eq!(ramp.rate_at(at(45.0)), 40.0);
         assert_eq!(ramp.rate_at(at(90.0)), 0.0);
+    }
+
+    #[test]
+    fn the_first_arrival_possible_is_where_the_rate_leaves_0() {
+        let at_s = |text: &str| RateSchedule::parse(text).unwrap().first_arrival_possible();
+        assert_eq!(at_s("0s=40"), at(0.0));
+        assert_eq!(at_s("0s=0, 100s=50"), at(100.0));
+        assert_eq!(at_s("0s=0, 30s=0, ~100s=50"), at(30.0), "a ramp rises from its start");
+    }
+
+    #[test]
+    fn a_key_no_chosen_kind_reads_is_named_with_the_kinds_that_read_it() {
+        use WorkloadKind::{Burst, Closed, Open};
+        assert_eq!(unread_key(&[Open, Closed], ["kind", "rate", "clients", "think_time"]), None);
+        let (key, message) = unread_key(&[Burst], ["clients", "think_time"]).unwrap();
+        assert_eq!(key, "think_time");
+        assert!(
+            message.starts_with("belongs to kind = \"closed\";") && message.contains("reads only clients"),
+            "{message}"
+        );
+        let (key, message) = unread_key(&[Open], ["clients"]).unwrap();
+        assert_eq!(key, "clients");
+        assert!(message.contains("\"burst\" or \"closed\" or \"periodic\""), "{message}");
     }
 
     #[test]

@@ -287,7 +287,8 @@ fn unwritable_output_folder() {
         .args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cannot write to output folder"));
+        .stderr(predicate::str::contains(format!("--out {}: {} is a file", out.display(), blocker.display())));
+    assert!(blocker.is_file(), "the file stays as it was");
 }
 
 #[test]

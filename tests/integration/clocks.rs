@@ -285,7 +285,7 @@ fn clock_values_that_make_no_sense_are_refused_with_their_place() {
     let hosts = |from: &str, to: &str, expected: &[&str]| assert_refused(HOSTS, "hosts.toml", from, to, expected);
     hosts("period = \"1h\"", "period = \"0s\"", &["workload.period", "a period of 0"]);
     hosts("first_at = \"30s\"", "first_at = \"1h\"", &["first_at", "must come before `duration`"]);
-    hosts("kind = \"periodic\"", "kind = \"open\"", &["workload.period", "belongs to kind = \"periodic\""]);
+    hosts("kind = \"periodic\"", "kind = \"closed\"", &["workload.period", "belongs to kind = \"periodic\""]);
     let routers = |from: &str, to: &str, expected: &[&str]| assert_refused(ROUTERS, "routers.toml", from, to, expected);
     routers("nodes = 20", "nodes = 20\njitter = \"11s\"", &["jitter", "at most the period"]);
     routers("period = \"10s\"", "period = \"0s\"", &["period", "a period of 0"]);

@@ -68,3 +68,46 @@ fn a_file_too_large_exits_1_naming_it_and_leaves_the_previous_results_whole() {
     assert_ne!(sha256_hex(&std::fs::read(&timeline).unwrap()), before[&timeline]);
     assert_eq!(listing(&out).len(), before.len(), "the checkpoint is gone: {:?}", listing(&out));
 }
+
+/// `run --trace` (issue 30, item 9): the trace is written beside its file before the run, so a disk that cannot
+/// hold it fails the run before the results folder changes, and the previous trace stays whole.
+#[test]
+fn a_trace_too_large_fails_before_the_results_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "slow.toml", SLOW);
+    let (out, trace) = (dir.path().join("out"), dir.path().join("herd.json"));
+    // One point, 1,000 clients: its trace (about 16 MB) is far larger than any results file (under 100 kB).
+    let args = [
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "sweep.clients=[1000]",
+        "--set",
+        "timeline_bucket=1s",
+        "--trace",
+        trace.to_str().unwrap(),
+        "--quiet",
+    ];
+    retrylab().args(args).assert().success();
+    let before = files(&out);
+    let trace_before = sha256_hex(&std::fs::read(&trace).unwrap());
+
+    let limited = std::process::Command::new("bash")
+        .args(["-c", r#"ulimit -f 1024 && exec "$@""#, "bash", env!("CARGO_BIN_EXE_retrylab")])
+        .args(args)
+        .args(["--seed", "6"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(limited.stderr).unwrap();
+    assert_eq!(limited.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("Error: failed to write {}: File too large", trace.display())),
+        "names the trace as the user gave it: {stderr}"
+    );
+    assert_eq!(files(&out), before, "the results folder as the previous run left it");
+    assert_eq!(listing(&out).len(), before.len(), "no checkpoint either: nothing ran: {:?}", listing(&out));
+    assert_eq!(sha256_hex(&std::fs::read(&trace).unwrap()), trace_before, "the previous trace whole");
+    assert_eq!(listing(dir.path()), ["herd.json", "out", "slow.toml"], "no temporary left beside the trace");
+}

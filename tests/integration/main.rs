@@ -2,6 +2,7 @@
 //! real `retrylab` binary as a user would; the statistical ones (AWS claims, queueing theory) call the library.
 
 mod aws_claims;
+mod boundary;
 mod charts;
 mod charts_present;
 mod cli;
@@ -20,6 +21,7 @@ mod models_input;
 mod png_text;
 mod queueing_theory;
 mod queues;
+mod refused_before_work;
 mod report_html;
 mod shard;
 mod trace;

@@ -8,7 +8,7 @@ use crate::params::{
 };
 use crate::policy::{RetryPolicy, Strategy};
 use crate::time::SimDuration;
-use crate::workload::{Arrivals, Workload};
+use crate::workload::{Workload, WorkloadKind};
 
 choices! {
     /// How a failed message comes back (`redelivery`).
@@ -164,13 +164,19 @@ pub(crate) struct QueueConfig {
 }
 
 pub(super) fn configure(point: &Point) -> Result<QueueConfig, ParamError> {
-    let workload = Workload::configure(point)?;
-    if matches!(workload.arrivals, Arrivals::Closed { .. }) {
+    let kind = point.choice_of::<WorkloadKind>("kind")?;
+    let why = match kind {
+        WorkloadKind::Closed => Some("a queue's producers do not wait for their messages"),
+        WorkloadKind::Periodic => Some("it has no periodic producers (a periodic workload is the server model's)"),
+        WorkloadKind::Burst | WorkloadKind::Open => None,
+    };
+    if let Some(why) = why {
         return Err(ParamError::new(
             "kind",
-            "a queue's producers do not wait for their messages: use burst, open or periodic".into(),
+            format!("the queue model cannot run kind = \"{kind}\": {why}; use \"burst\" or \"open\""),
         ));
     }
+    let workload = Workload::configure(point)?;
     let (retry, _) = client::retry_policy(point)?;
     let backoff = retry.strategy != Strategy::None;
     let rule = point.choice_of::<RedeliveryRule>("redelivery")?;
