@@ -12,7 +12,7 @@ pub(crate) mod otlp;
 mod paired;
 mod rasterise;
 pub(crate) mod read;
-mod staging;
+pub(crate) mod staging;
 mod tables;
 pub mod terminal;
 pub(crate) mod trace;

@@ -3,3 +3,5 @@
 
 pub(crate) mod expr;
 pub(crate) mod race;
+pub(crate) mod reach;
+mod student;
