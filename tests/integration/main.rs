@@ -23,4 +23,5 @@ mod report_html;
 mod shard;
 mod trace;
 mod tune;
+mod tune_trust;
 mod view;

@@ -152,10 +152,11 @@ impl Outcome<'_> {
 
     /// The race's error control in one line, for recommendation.toml and stdout.
     pub(super) fn guarantee(&self) -> String {
+        let rounds = self.race.rounds();
         format!(
-            "family-wise error {FAMILY_ALPHA}: the chance the race dropped a best candidate, over its {} rounds \
-             (each test in round r at {FAMILY_ALPHA}/2^(r+1)/{}, Bonferroni)",
-            self.race.rounds(),
+            "family-wise error {FAMILY_ALPHA}: the chance the race dropped a best candidate, over its {rounds} \
+             round{} (each test in round r at {FAMILY_ALPHA}/2^(r+1)/{}, Bonferroni)",
+            if rounds == 1 { "" } else { "s" },
             self.race.tests_per_round()
         )
     }
