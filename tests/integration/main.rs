@@ -23,5 +23,6 @@ mod report_html;
 mod shard;
 mod trace;
 mod tune;
+mod tune_exits;
 mod tune_trust;
 mod view;
