@@ -1,8 +1,8 @@
 //! `retrylab tune`: races the candidate policies of a scenario's `[tune]` table on common random numbers (see
-//! `tune::race`) and writes the ranking (tune.csv), the winner's `[client]` block (recommendation.toml) and a chart
-//! of every candidate's objective with its 95% interval (tune.svg, tune.png). Runs are checkpointed after each
-//! round (`.retrylab-tune-runs`), so `--resume` continues an interrupted search, or a finished one with a larger budget,
-//! without running anything twice.
+//! `tune::race`) and writes, through a staging folder, the ranking (tune.csv), the winner's block
+//! (recommendation.toml) and a chart of every candidate's objective with its 95% interval (tune.svg, tune.png; see
+//! `output`). Runs are checkpointed after each round (`.retrylab-tune-runs`), so `--resume` continues an
+//! interrupted search, or a finished one with a larger budget, without running anything twice.
 
 mod output;
 
