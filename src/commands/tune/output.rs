@@ -295,13 +295,12 @@ impl Outcome<'_> {
         text
     }
 
-    /// The tables the block holds: `[client]`, and `[model]` when a searched key lives there.
+    /// The tables the block holds: `[client]`, and each other table a searched key lives in (`[model]` for a
+    /// queue's redelivery rule).
     fn sections(&self) -> Vec<Section> {
-        let mut sections = vec![Section::Client];
-        if self.scenario.sweep.iter().any(|axis| axis.spec.section == Section::Model) {
-            sections.push(Section::Model);
-        }
-        sections
+        let searched = |section: Section| self.scenario.sweep.iter().any(|axis| axis.spec.section == section);
+        let others = [Section::Model, Section::Workload].into_iter().filter(|&section| searched(section));
+        std::iter::once(Section::Client).chain(others).collect()
     }
 
     /// `retrylab run SCENARIO --seed S --replicates N [--set …]`: the same seeds as the search's runs of the winner.
