@@ -112,7 +112,8 @@ fn the_pasted_block_reproduces_the_winners_runs_byte_for_byte() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = write_scenario(dir.path(), "queue.toml", QUEUE);
     let tuned = dir.path().join("tuned");
-    tune(&scenario, &tuned, &["-q"]);
+    // A `[workload]` key changed on the command line, which the block's tables do not hold: the command does.
+    tune(&scenario, &tuned, &["-q", "--set", "rate=25", "--set", "max_receives=9"]);
     let block = std::fs::read_to_string(tuned.join("recommendation.toml")).unwrap();
     // Every searched key sits in its own table, [model] with the model's other written keys.
     let parsed: toml::Table = block.parse().unwrap();
@@ -126,6 +127,7 @@ fn the_pasted_block_reproduces_the_winners_runs_byte_for_byte() {
     let command = block.lines().find_map(|line| line.strip_prefix("#   retrylab run ")).expect(&block);
     let words: Vec<&str> = command.split(' ').collect();
     assert_eq!(words[0], scenario.to_str().unwrap(), "{command}");
+    assert!(command.ends_with(" --set rate=25"), "a searched key's override would undo the block's: {command}");
     let replicates: u32 = words[words.iter().position(|w| *w == "--replicates").unwrap() + 1].parse().unwrap();
     let pasted = format!("{}\n{block}", without_tables(QUEUE, &["model", "client", "tune"]));
     let pasted = write_scenario(dir.path(), "pasted.toml", &pasted);

@@ -303,7 +303,8 @@ impl Outcome<'_> {
         std::iter::once(Section::Client).chain(others).collect()
     }
 
-    /// `retrylab run SCENARIO --seed S --replicates N [--set …]`: the same seeds as the search's runs of the winner.
+    /// `retrylab run SCENARIO --seed S --replicates N [--set …]`: the same seeds as the search's runs of the winner
+    /// (a run's seeds come from the master seed, the replicate and the point's values, as in the search).
     fn reproduce_command(&self, replicates: u32) -> String {
         let mut words = vec![
             "retrylab".to_owned(),
@@ -314,7 +315,12 @@ impl Outcome<'_> {
             "--replicates".to_owned(),
             replicates.to_string(),
         ];
-        for set in self.overrides.iter().filter(|set| !set.starts_with("sweep.")) {
+        // Overrides of a sweep, or of a searched key (which the block's own value must win over), are left out.
+        let searched = |set: &str| {
+            let key = set.split_once('=').map_or(set, |(key, _)| key).trim();
+            self.scenario.axis(key.rsplit('.').next().unwrap_or(key)).is_some()
+        };
+        for set in self.overrides.iter().filter(|set| !set.starts_with("sweep.") && !searched(set)) {
             words.extend(["--set".to_owned(), shell_quote(set)]);
         }
         words.join(" ")
