@@ -8,9 +8,10 @@
 //!
 //! **The guarantee.** Round r (0, 1, 2, …) tests at the level α/2^(r+1) / (K − 1 + C), K the distinct candidates
 //! that start the race, C the constraints, α = [`FAMILY_ALPHA`]. Take any candidate b whose true objective mean is
-//! the lowest of all and whose true constraint slacks are ≥ 0. In round r it can leave only by a test that rejects
-//! a true hypothesis: "b is worse than j", for one of at most K − 1 leaders j, or "b breaks c", for one of C
-//! constraints. By the union bound (Bonferroni) over those K − 1 + C tests and over the rounds,
+//! the lowest of all, whose true constraint slacks are ≥ 0 and whose runs define every metric the goal names. Other
+//! than tied with a leader that has its very runs (a twin, not a loss), in round r it can leave only by a test
+//! that rejects a true hypothesis: "b is worse than j", for one of at most K − 1 leaders j, or "b breaks c", for
+//! one of C constraints. By the union bound (Bonferroni) over those K − 1 + C tests and over the rounds,
 //! P(b ever leaves) ≤ Σᵣ α/2^(r+1) < α, whichever candidate leads when (the leader is chosen from the same data,
 //! which Holm's step-down (1979) would not survive, so the plain Bonferroni split is used). The tests are exact for
 //! normal per-replicate differences and approximate otherwise. The race ends when one candidate is left or the
