@@ -1,8 +1,10 @@
 //! `retrylab tune`: races the candidate policies of a scenario's `[tune]` table on common random numbers (see
-//! `tune::race`) and writes the ranking (tune.csv), the winner's `[client]` block (recommendation.toml) and a chart
-//! of every candidate's objective with its 95% interval (tune.svg, tune.png). Runs are checkpointed after each
-//! round (`.retrylab-tune-runs`), so `--resume` continues an interrupted search, or a finished one with a larger budget,
-//! without running anything twice.
+//! `tune::race`) and writes, through a staging folder, the ranking (tune.csv), the winner's block
+//! (recommendation.toml) and a chart of every candidate's objective with its 95% interval (tune.svg, tune.png; see
+//! `output`). Runs are checkpointed after each round (`.retrylab-tune-runs`), so `--resume` continues an
+//! interrupted search, or a finished one with a larger budget, without running anything twice.
+
+mod output;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -11,20 +13,23 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::Error;
-use crate::params::{ParamKind, Value};
-use crate::report::{atomic, csv_finish, csv_writer, draw_candidates, format_number};
-use crate::scenario::{MAX_BUDGET, Origin, PlannedPoint, Scenario, Setting, plan_one, swept_at};
+use crate::error::InputError;
+use crate::params::Value;
+use crate::report::staging::Staging;
+use crate::report::{atomic, format_number};
+use crate::scenario::out_of_reach;
+use crate::scenario::{MAX_BUDGET, Origin, PlannedPoint, Scenario, TuneTable, plan_one, swept_at};
 use crate::stats::Estimate;
 use crate::sweep::{PointWork, SweepSettings, run_work};
 use crate::tune::expr::{Constraint, ExprError, Objective, parse_constraint, parse_objective};
-use crate::tune::race::{Race, Status};
+use crate::tune::race::Race;
+use crate::tune::reach::never_defined;
+use output::Outcome;
 
 /// Candidates at most in one search: more is a typo in a range.
 const MAX_CANDIDATES: usize = 10_000;
 /// Runs per candidate the default budget allows.
 const DEFAULT_RUNS_PER_CANDIDATE: u64 = 40;
-/// Candidates the chart shows: one colour each.
-const CHART_CANDIDATES: usize = 10;
 const CHECKPOINT: &str = ".retrylab-tune-runs";
 
 /// Options of `retrylab tune`.
@@ -50,9 +55,9 @@ pub struct TuneOptions {
 }
 
 /// One candidate: its label, and its planned point's index (or why the model refused it).
-struct Candidate {
-    label: String,
-    point: Result<usize, String>,
+pub(super) struct Candidate {
+    pub(super) label: String,
+    pub(super) point: Result<usize, String>,
 }
 
 /// `retrylab tune`.
@@ -70,25 +75,7 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
              \"calls\", strategy = [\"exponential\", \"full-jitter\"] (see docs/tuning.md)",
         )));
     };
-    let metric_names: Vec<&str> = scenario.model.metrics().iter().map(|m| m.name).collect();
-    let objective = match (&options.objective, table.objective) {
-        (Some(text), _) => parse_objective(text, &metric_names).map_err(|e| flag_error("--objective", text, &e))?,
-        (None, Some(objective)) => objective,
-        (None, None) => {
-            return Err(Error::Input(scenario.error(
-                table.origin.clone(),
-                Some("tune.objective".into()),
-                "missing: set `objective` in [tune] or give --objective, e.g. \"calls + 0.01 * latency_p99_ms\"",
-            )));
-        }
-    };
-    let constraints: Vec<Constraint> = if options.constraints.is_empty() {
-        table.constraints
-    } else {
-        let parse =
-            |text: &String| parse_constraint(text, &metric_names).map_err(|e| flag_error("--constraint", text, &e));
-        options.constraints.iter().map(parse).collect::<Result<_, _>>()?
-    };
+    let goal = Goal::read(&scenario, options, &table)?;
     if table.space.is_empty() {
         return Err(Error::Input(scenario.error(
             table.origin.clone(),
@@ -96,6 +83,7 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
             "searches nothing: list [client] values to compare, e.g. strategy = [\"exponential\", \"full-jitter\"]",
         )));
     }
+    let sweep_left_aside = !scenario.sweep.is_empty();
     let left_aside: Vec<&str> = scenario.sweep.iter().map(|axis| axis.name).collect();
     scenario.sweep = table.space;
     let count = scenario.point_count();
@@ -109,7 +97,7 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
     // The runnable candidates' points, for the runner; each candidate knows its point's index.
     let mut points: Vec<PlannedPoint> = Vec::new();
     let mut candidates: Vec<Candidate> = Vec::with_capacity(count);
-    let mut first_refusal = None;
+    let mut refusals = Vec::new();
     for index in 0..count {
         let label = label(&scenario, &swept_at(&scenario, index));
         let point = match plan_one(&scenario, index) {
@@ -119,15 +107,17 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
             }
             Err(refusal) => {
                 let message = refusal.message.clone();
-                first_refusal.get_or_insert(refusal);
+                refusals.push((index, refusal));
                 Err(message)
             }
         };
         candidates.push(Candidate { label, point });
     }
     if points.is_empty() {
-        return Err(Error::Input(first_refusal.expect("every candidate was refused")));
+        return Err(Error::Input(refusals.swap_remove(0).1));
     }
+    refuse_values_refused_everywhere(&scenario, &candidates, &refusals)?;
+    goal.check_reach(&scenario, &points)?;
     // A candidate whose configured model an earlier one already has (a preset that ignores `base`) is not run.
     let mut configured: HashMap<String, usize> = HashMap::new();
     let same_as: Vec<Option<usize>> = (0..candidates.len())
@@ -158,20 +148,45 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
     let settings = SweepSettings::for_scenario(&scenario, options.threads);
     let model = scenario.model;
     let checkpoint = Checkpoint::header(&settings, model);
+    let checkpoint_path = out.join(CHECKPOINT);
     let mut stored = HashMap::new();
     if options.resume {
-        stored = Checkpoint::read(&out.join(CHECKPOINT), &checkpoint, model.metrics().len());
+        stored = Checkpoint::read(&checkpoint_path, &checkpoint, model.metrics().len());
         if stored.is_empty() && !options.quiet {
-            eprintln!("note: no runs of this study to resume in {}; starting afresh", out.join(CHECKPOINT).display());
+            eprintln!("note: no runs of this study to resume in {}; starting afresh", checkpoint_path.display());
         }
     }
+    // Only a checkpoint this search wrote, or read, is worth resuming from.
+    let interrupted = |signal: i32, stored: &HashMap<(u64, u32), Vec<f64>>| {
+        let name = crate::interrupt::name(signal);
+        if stored.is_empty() {
+            return Error::Interrupted {
+                signal,
+                message: format!(
+                    "{}: interrupted by {name} before its first round finished; nothing kept",
+                    scenario.name
+                ),
+                resumable: false,
+            };
+        }
+        Error::Interrupted {
+            signal,
+            message: format!(
+                "{}: interrupted by {name}; kept {} runs of finished rounds in {}",
+                scenario.name,
+                stored.len(),
+                checkpoint_path.display()
+            ),
+            resumable: true,
+        }
+    };
     let mut fresh = 0_u64;
     let point_of: Vec<usize> = candidates.iter().map(|c| c.point.clone().unwrap_or(usize::MAX)).collect();
     let mut candidate_of = vec![0; points.len()];
     for (candidate, &point) in point_of.iter().enumerate().filter(|(_, p)| **p != usize::MAX) {
         candidate_of[point] = candidate;
     }
-    let mut race = Race::new(&same_as, objective, constraints, budget);
+    let mut race = Race::new(&same_as, goal.objective, goal.constraints, budget);
     let bar = super::progress_bar(budget, "tune", options.quiet);
     let value = |metrics: &[f64], name: &str| model.metric_index(name).map_or(f64::NAN, |i| metrics[i]);
     loop {
@@ -193,17 +208,7 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
             Err(Error::Interrupted { signal, .. }) => {
                 bar.finish_and_clear();
                 // The rounds before this one are in the checkpoint, which `--resume` reads.
-                return Err(Error::Interrupted {
-                    signal,
-                    message: format!(
-                        "{}: interrupted by {}; kept {} runs of finished rounds in {}",
-                        scenario.name,
-                        crate::interrupt::name(signal),
-                        stored.len(),
-                        out.join(CHECKPOINT).display()
-                    ),
-                    resumable: !stored.is_empty(),
-                });
+                return Err(interrupted(signal, &stored));
             }
             Err(other) => return Err(other),
         };
@@ -218,31 +223,52 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
             }
         }
         bar.set_position(race.spent());
-        Checkpoint::write(&out.join(CHECKPOINT), &checkpoint, &stored)?;
+        Checkpoint::write(&checkpoint_path, &checkpoint, &stored)?;
         race.judge(|i| candidates[i].label.clone());
     }
     bar.finish_and_clear();
 
-    let ranking = race.ranking();
-    let winner = ranking[0];
-    let named = named_metrics(&race.objective, &race.constraints);
-    let means = |candidate: usize, metric: &str| -> Estimate {
+    let values = |candidate: usize, metric: &str| -> Vec<f64> {
         let n = race.entries[candidate].replicates();
-        let values: Vec<f64> = (0..n).map(|r| value(&stored[&(points[point_of[candidate]].hash, r)], metric)).collect();
-        Estimate::of(&values)
+        (0..n).map(|r| value(&stored[&(points[point_of[candidate]].hash, r)], metric)).collect()
     };
-    let mut written = Vec::new();
-    let csv = tune_csv(&scenario, &candidates, &points, &race, &ranking, &named, &means);
-    atomic::write_atomic(&out.join("tune.csv"), &csv)?;
-    written.push(out.join("tune.csv"));
-    let recommendation = recommendation(&scenario, &candidates, &points, &race, &ranking, budget, &means);
-    atomic::write_atomic(&out.join("recommendation.toml"), recommendation.as_bytes())?;
-    written.push(out.join("recommendation.toml"));
-    written.extend(chart(&scenario, &candidates, &race, &ranking, &out.join("tune"))?);
+    let outcome = Outcome {
+        scenario: &scenario,
+        candidates: &candidates,
+        points: &points,
+        race: &race,
+        ranking: race.ranking(),
+        budget,
+        named: named_metrics(&race.objective, &race.constraints),
+        values: &values,
+        overrides: &options.set,
+        sweep_left_aside,
+    };
+    let csv = outcome.tune_csv();
+    // Into a staging folder first, then moved into place together: a failing disk or a signal leaves `out` as the
+    // previous search left it (the checkpoint aside, which keeps this search's runs for `--resume`).
+    let staging = Staging::create(&out)?;
+    let staged = (|| -> Result<Vec<PathBuf>, Error> {
+        let mut written = Vec::new();
+        for (name, bytes) in [("tune.csv", csv.clone()), ("recommendation.toml", outcome.recommendation().into_bytes())]
+        {
+            atomic::write_atomic(&staging.dir().join(name), &bytes)?;
+            written.push(staging.dir().join(name));
+        }
+        written.extend(outcome.chart(&staging.dir().join("tune"))?);
+        crate::interrupt::check()?;
+        Ok(written)
+    })();
+    let staged = match staged {
+        Err(Error::Interrupted { signal, .. }) => return Err(interrupted(signal, &stored)),
+        other => other.map_err(|error| staging.in_place(error))?,
+    };
+    let written = staging.commit(&staged, &[])?;
 
     if options.quiet {
         return Ok(());
     }
+    let winner = outcome.ranking[0];
     let elapsed = started.elapsed().as_secs_f64();
     let resumed = race.spent() - fresh;
     let _ = writeln!(
@@ -265,22 +291,25 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
         race.entries[winner].replicates(),
         if race.feasible(winner) { "" } else { "; meets no constraint set: nothing does" },
     );
-    let tied: Vec<&str> =
-        ranking.iter().filter(|&&i| tied_with(&race, i, winner)).map(|&i| candidates[i].label.as_str()).collect();
+    let tied: Vec<&str> = outcome
+        .ranking
+        .iter()
+        .filter(|&&i| outcome.tied_with_winner(i))
+        .map(|&i| candidates[i].label.as_str())
+        .collect();
     if !tied.is_empty() {
-        let _ = writeln!(stdout, "tied:  {} (the same score on every replicate)", tied.join("; "));
-    }
-    if let Some(&second) = runner_up(&race, &ranking) {
-        let difference = race.versus(second, winner);
+        let metrics: Vec<&str> = race.objective.terms.iter().map(|(_, m)| m.as_str()).collect();
         let _ = writeln!(
             stdout,
-            "next:  {}  (+{} ± {} paired 95% CI, unpaired ± {})",
-            candidates[second].label,
-            format_number(difference.mean),
-            format_number(difference.paired_ci95),
-            format_number(difference.unpaired_ci95),
+            "tied:  {} (the same {} on every replicate: the same runs)",
+            tied.join("; "),
+            metrics.join(", ")
         );
     }
+    if let Some(second) = outcome.runner_up() {
+        let _ = writeln!(stdout, "next:  {}  ({})", candidates[second].label, outcome.versus_winner(second));
+    }
+    let _ = writeln!(stdout, "the race: {}", outcome.guarantee());
     if options.show {
         let _ = writeln!(stdout, "\n{}", String::from_utf8_lossy(&csv));
     }
@@ -290,14 +319,109 @@ pub fn tune(options: &TuneOptions, stdout: &mut dyn Write) -> Result<(), Error> 
     Ok(())
 }
 
-/// Whether candidate `i` left the race tied with `winner`.
-fn tied_with(race: &Race, i: usize, winner: usize) -> bool {
-    matches!(race.entries[i].status, Status::Tied { with, .. } if with == winner)
+/// The objective and constraints a search minimises under, from the flags or the `[tune]` table, with where each
+/// was given.
+struct Goal {
+    objective: Objective,
+    /// Where the objective was given: the table's string, or `None` for `--objective`.
+    objective_origin: Option<Origin>,
+    constraints: Vec<Constraint>,
+    constraint_origins: Vec<Option<Origin>>,
 }
 
-/// The best candidate after the winner and those tied with it.
-fn runner_up<'r>(race: &Race, ranking: &'r [usize]) -> Option<&'r usize> {
-    ranking.iter().skip(1).find(|&&i| !tied_with(race, i, ranking[0]))
+impl Goal {
+    fn read(scenario: &Scenario, options: &TuneOptions, table: &TuneTable) -> Result<Goal, Error> {
+        let metric_names: Vec<&str> = scenario.model.metrics().iter().map(|m| m.name).collect();
+        let (objective, objective_origin) = match (&options.objective, &table.objective) {
+            (Some(text), _) => {
+                (parse_objective(text, &metric_names).map_err(|e| flag_error("--objective", text, &e))?, None)
+            }
+            (None, Some(objective)) => (objective.clone(), Some(table.objective_origin.clone())),
+            (None, None) => {
+                return Err(Error::Input(scenario.error(
+                    table.origin.clone(),
+                    Some("tune.objective".into()),
+                    "missing: set `objective` in [tune] or give --objective, e.g. \"calls + 0.01 * latency_p99_ms\"",
+                )));
+            }
+        };
+        let mut constraints = Vec::new();
+        let mut constraint_origins = Vec::new();
+        if options.constraints.is_empty() {
+            for (constraint, origin) in &table.constraints {
+                constraints.push(constraint.clone());
+                constraint_origins.push(Some(origin.clone()));
+            }
+        }
+        for text in &options.constraints {
+            let constraint = parse_constraint(text, &metric_names).map_err(|e| flag_error("--constraint", text, &e))?;
+            if let Some(problem) = out_of_reach(scenario.model, &constraint) {
+                return Err(Error::Usage(format!("--constraint {text:?}: {problem}")));
+            }
+            constraints.push(constraint);
+            constraint_origins.push(None);
+        }
+        Ok(Goal { objective, objective_origin, constraints, constraint_origins })
+    }
+
+    /// Refuses an objective or constraint naming a metric no candidate's runs can define (`recovery_ms` with no
+    /// trigger), before any run.
+    fn check_reach(&self, scenario: &Scenario, points: &[PlannedPoint]) -> Result<(), Error> {
+        let undefinable = |metric: &str| -> Option<&'static str> {
+            let mut why = None;
+            for point in points {
+                why = Some(never_defined(&point.config, metric)?);
+            }
+            why
+        };
+        let goals = std::iter::once(("tune.objective", "--objective", &self.objective, &self.objective_origin)).chain(
+            self.constraints
+                .iter()
+                .zip(&self.constraint_origins)
+                .map(|(constraint, origin)| ("tune.constraints", "--constraint", &constraint.lhs, origin)),
+        );
+        for (key, flag, expression, origin) in goals {
+            for (_, metric) in &expression.terms {
+                let Some(why) = undefinable(metric) else { continue };
+                let message = format!("`{metric}` is undefined in every run of every candidate: {why}");
+                return Err(match origin {
+                    Some(origin) => Error::Input(scenario.error(origin.clone(), Some(key.into()), message)),
+                    None => Error::Usage(format!("{flag}: {message}")),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Refuses a searched value that the model refuses in every combination it is part of: a mistake in `[tune]`,
+/// not a candidate to list as refused.
+fn refuse_values_refused_everywhere(
+    scenario: &Scenario,
+    candidates: &[Candidate],
+    refusals: &[(usize, InputError)],
+) -> Result<(), Error> {
+    let mut stride = candidates.len();
+    for axis in &scenario.sweep {
+        stride /= axis.values.len();
+        for (v, value) in axis.values.iter().enumerate() {
+            let with_value = |index: &usize| (index / stride) % axis.values.len() == v;
+            if (0..candidates.len()).filter(with_value).any(|index| candidates[index].point.is_ok()) {
+                continue;
+            }
+            let (_, refusal) = refusals.iter().find(|(index, _)| with_value(index)).expect("a refused candidate");
+            let key = refusal.key.as_deref().map_or_else(String::new, |key| format!("{key}: "));
+            return Err(Error::Input(scenario.error(
+                axis.origin.clone(),
+                Some(format!("tune.{}", axis.name)),
+                format!(
+                    "{value} is refused in every combination searched ({key}{}); remove it or change the other values",
+                    refusal.message
+                ),
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A located message for an expression given on the command line, with a caret under the column.
@@ -323,203 +447,6 @@ fn named_metrics(objective: &Objective, constraints: &[Constraint]) -> Vec<Strin
         }
     }
     names
-}
-
-fn status_text(race: &Race, candidates: &[Candidate], i: usize, rank: Option<usize>) -> String {
-    match &race.entries[i].status {
-        Status::Racing if rank == Some(1) => "best".into(),
-        Status::Racing => "undecided".into(),
-        Status::Dropped { replicates, reason } => format!("dropped after {replicates}: {reason}"),
-        Status::Tied { replicates, with } => {
-            format!("dropped after {replicates}: scores exactly as {} on every replicate", candidates[*with].label)
-        }
-        Status::SameAs(j) if *j == i => format!("refused: {}", candidates[i].point.clone().err().unwrap_or_default()),
-        Status::SameAs(j) => format!("same policy as {}", candidates[*j].label),
-    }
-}
-
-/// tune.csv: every candidate, ranked ones first; per candidate its swept values, the effective policy, replicates
-/// spent, the objective's mean and interval, its paired difference from the best, and the named metrics' means.
-fn tune_csv(
-    scenario: &Scenario,
-    candidates: &[Candidate],
-    points: &[PlannedPoint],
-    race: &Race,
-    ranking: &[usize],
-    named: &[String],
-    means: &dyn Fn(usize, &str) -> Estimate,
-) -> Vec<u8> {
-    let mut out = csv_writer();
-    let mut header: Vec<String> = vec!["rank".into()];
-    header.extend(scenario.sweep.iter().map(|axis| axis.name.to_owned()));
-    header.extend(
-        [
-            "replicates",
-            "objective_mean",
-            "objective_ci95",
-            "vs_best_mean",
-            "vs_best_paired_ci95",
-            "vs_best_unpaired_ci95",
-            "feasible",
-        ]
-        .map(str::to_owned),
-    );
-    header.extend(named.iter().flat_map(|m| [format!("{m}_mean"), format!("{m}_ci95")]));
-    header.extend(["status", "policy"].map(str::to_owned));
-    let _ = out.write_record(&header);
-    let winner = ranking[0];
-    let unranked = (0..candidates.len()).filter(|i| !ranking.contains(i));
-    for (position, i) in ranking.iter().copied().chain(unranked).enumerate() {
-        let rank = (position < ranking.len()).then_some(position + 1);
-        let point = candidates[i].point.as_ref().ok().map(|&p| &points[p]);
-        let mut row: Vec<String> = vec![rank.map_or_else(String::new, |r| r.to_string())];
-        row.extend(swept_at(scenario, i).iter().map(Value::to_string));
-        if rank.is_some() {
-            let estimate = Estimate::of(&race.entries[i].objective);
-            let versus = race.versus(i, winner);
-            row.push(race.entries[i].replicates().to_string());
-            row.extend(
-                [estimate.mean, estimate.ci95, versus.mean, versus.paired_ci95, versus.unpaired_ci95]
-                    .map(format_number),
-            );
-            row.push(race.feasible(i).to_string());
-            for metric in named {
-                let e = means(i, metric);
-                row.extend([format_number(e.mean), format_number(e.ci95)]);
-            }
-        } else {
-            row.extend(std::iter::repeat_n(String::new(), 7 + 2 * named.len()));
-        }
-        row.push(status_text(race, candidates, i, rank));
-        row.push(point.and_then(|p| p.policy.clone()).unwrap_or_default());
-        let _ = out.write_record(&row);
-    }
-    csv_finish(out)
-}
-
-/// A value as TOML writes it: numbers bare, names and durations quoted, lists as arrays of strings.
-fn toml_value(kind: ParamKind, value: &Value) -> String {
-    match value {
-        Value::Count(_) | Value::Real(_) => value.to_string(),
-        Value::Text(text) if kind.takes_a_list() => {
-            let items: Vec<String> = text.split(", ").map(|item| format!("{item:?}")).collect();
-            format!("[{}]", items.join(", "))
-        }
-        _ => format!("{:?}", value.to_string()),
-    }
-}
-
-/// recommendation.toml: the winner's `[client]` block (the scenario's own `[client]` values, the searched ones
-/// replaced), with the evidence in comments.
-fn recommendation(
-    scenario: &Scenario,
-    candidates: &[Candidate],
-    points: &[PlannedPoint],
-    race: &Race,
-    ranking: &[usize],
-    budget: u64,
-    means: &dyn Fn(usize, &str) -> Estimate,
-) -> String {
-    let winner = ranking[0];
-    let estimate = Estimate::of(&race.entries[winner].objective);
-    let mut text = String::new();
-    let _ = writeln!(
-        text,
-        "# retrylab tune {} (seed {}): {} runs of a budget of {budget}",
-        scenario.display_path(),
-        scenario.seed,
-        race.spent()
-    );
-    let _ = writeln!(
-        text,
-        "# best of {} candidates: {} = {} ± {} (95% CI, {} replicates)",
-        candidates.len(),
-        race.objective,
-        format_number(estimate.mean),
-        format_number(estimate.ci95),
-        race.entries[winner].replicates()
-    );
-    for constraint in &race.constraints {
-        let holds = constraint.holds(|m| means(winner, m).mean);
-        let _ = writeln!(
-            text,
-            "# {constraint}: {}",
-            if holds { "met (by the mean)" } else { "NOT met: no candidate meets every constraint" }
-        );
-    }
-    for &i in ranking.iter().filter(|&&i| tied_with(race, i, winner)) {
-        let _ = writeln!(text, "# tied: {} scores exactly as the best on every replicate", candidates[i].label);
-    }
-    if let Some(&second) = runner_up(race, ranking) {
-        let d = race.versus(second, winner);
-        let _ = writeln!(
-            text,
-            "# runner-up {}: worse by {} ± {} (paired 95% CI over {} common replicates)",
-            candidates[second].label,
-            format_number(d.mean),
-            format_number(d.paired_ci95),
-            d.replicates
-        );
-    }
-    if let Ok(&point) = candidates[winner].point.as_ref()
-        && let Some(policy) = &points[point].policy
-    {
-        let _ = writeln!(text, "# effective policy: {policy}");
-    }
-    let _ = writeln!(text, "[client]");
-    let swept = swept_at(scenario, winner);
-    let client = scenario.settings.iter().filter(|s: &&Setting| s.spec.section == crate::params::Section::Client);
-    for setting in client {
-        let searched = scenario.sweep.iter().position(|axis| std::ptr::eq(axis.spec, setting.spec));
-        let value = match searched {
-            Some(axis) => Some(swept[axis].clone()),
-            None if setting.origin != Origin::Default => setting.value.clone(),
-            None => None,
-        };
-        if let Some(value) = value {
-            let _ = writeln!(text, "{} = {}", setting.spec.key, toml_value(setting.spec.kind, &value));
-        }
-    }
-    text
-}
-
-/// tune.svg and tune.png: the best candidates' objective means with their intervals.
-fn chart(
-    scenario: &Scenario,
-    candidates: &[Candidate],
-    race: &Race,
-    ranking: &[usize],
-    stem: &Path,
-) -> Result<Vec<PathBuf>, Error> {
-    let bars: Vec<(String, f64, f64, f64)> = ranking
-        .iter()
-        .take(CHART_CANDIDATES)
-        .enumerate()
-        .map(|(position, &i)| {
-            let e = Estimate::of(&race.entries[i].objective);
-            let mark = if race.feasible(i) { "" } else { " (breaks a constraint)" };
-            let dropped = if race.entries[i].status == Status::Racing { "" } else { " (dropped)" };
-            (format!("#{} {}{mark}{dropped}", position + 1, candidates[i].label), e.mean, e.lo95, e.hi95)
-        })
-        .collect();
-    let constraints: Vec<String> = race.constraints.iter().map(ToString::to_string).collect();
-    let shown = if ranking.len() > CHART_CANDIDATES {
-        format!("best {CHART_CANDIDATES} of {}", ranking.len())
-    } else {
-        format!("{} candidates", ranking.len())
-    };
-    let subject =
-        if constraints.is_empty() { String::new() } else { format!(" · subject to {}", constraints.join(", ")) };
-    draw_candidates(
-        format!("{}: tune", scenario.name),
-        format!(
-            "{shown} · lower is better{subject} · whiskers: each one's 95% CI; the race compares paired differences (tune.csv) · {} runs",
-            race.spent()
-        ),
-        format!("objective: {}", race.objective),
-        bars,
-        stem,
-    )
 }
 
 /// The runs a search has done, kept between searches of the same study: one line per run, `hash replicate

@@ -40,6 +40,7 @@ pub use parts::PartOrigins;
 pub(crate) use plan::point_of;
 pub use plan::{MAX_POINTS, PlannedPoint, plan};
 pub(crate) use plan::{plan_one, swept_at};
+pub(crate) use tune::out_of_reach;
 pub use tune::{MAX_BUDGET, TuneTable};
 
 use crate::model::ModelKind;

@@ -73,6 +73,16 @@ impl Objective {
         self.terms.iter().fold(self.constant, |sum, (coefficient, name)| sum + coefficient * value_of(name))
     }
 
+    /// The least and greatest values the expression takes when each metric stays within `range_of(metric)`:
+    /// Σ min/max(c·lo, c·hi) + constant, interval arithmetic over the terms.
+    pub(crate) fn range(&self, range_of: impl Fn(&str) -> (f64, f64)) -> (f64, f64) {
+        self.terms.iter().fold((self.constant, self.constant), |(least, greatest), (coefficient, name)| {
+            let (lo, hi) = range_of(name);
+            let (a, b) = (coefficient * lo, coefficient * hi);
+            (least + a.min(b), greatest + a.max(b))
+        })
+    }
+
     fn add(&mut self, other: Objective, sign: f64) {
         self.constant += sign * other.constant;
         for (coefficient, name) in other.terms {
@@ -102,6 +112,15 @@ impl Constraint {
     /// Whether the constraint is satisfied given each metric's value.
     pub(crate) fn holds(&self, value_of: impl Fn(&str) -> f64) -> bool {
         self.slack(value_of) >= 0.0
+    }
+
+    /// Whether some values of the metrics, each within `range_of(metric)`, meet the constraint.
+    pub(crate) fn can_hold(&self, range_of: impl Fn(&str) -> (f64, f64)) -> bool {
+        let (least, greatest) = self.lhs.range(range_of);
+        match self.op {
+            Comparison::AtLeast => greatest >= self.bound,
+            Comparison::AtMost => least <= self.bound,
+        }
     }
 
     /// How far inside its bound the left side is: non-negative exactly when the constraint holds.
@@ -454,6 +473,18 @@ mod tests {
         let at_most = parse_constraint("calls + 2 <= 3 * gave_up + 10", METRICS).unwrap();
         assert_eq!((at_most.slack(value_of), at_most.holds(value_of)), (-80.0, false));
         assert_eq!((at_most.slack(|_| 10.0), at_most.holds(|_| 10.0)), (28.0, true));
+    }
+
+    #[test]
+    fn a_constraint_out_of_the_metrics_reach_cannot_hold() {
+        let range_of = |name: &str| if name == "success_rate" { (0.0, 1.0) } else { (0.0, f64::INFINITY) };
+        let holds = |text: &str| parse_constraint(text, METRICS).unwrap().can_hold(range_of);
+        assert!(!holds("success_rate >= 2") && holds("success_rate >= 1") && holds("success_rate <= 0"));
+        assert!(!holds("calls <= -1") && holds("calls >= 1e12") && !holds("calls + success_rate <= -0.5"));
+        assert!(holds("calls - gave_up <= -5"), "a difference of unbounded counts reaches any value");
+        assert!(!holds("-success_rate >= 0.5") && holds("2 * success_rate - 1 >= 0.9"));
+        let objective = parse_objective("calls - 2 * success_rate + 1", METRICS).unwrap();
+        assert_eq!(objective.range(range_of), (-1.0, f64::INFINITY));
     }
 
     #[test]

@@ -26,5 +26,7 @@ mod report_html;
 mod shard;
 mod trace;
 mod tune;
+mod tune_exits;
+mod tune_trust;
 mod view;
 mod visibility;
