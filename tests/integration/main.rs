@@ -21,6 +21,7 @@ mod queueing_theory;
 mod queues;
 mod report_html;
 mod shard;
+mod show_axes;
 mod trace;
 mod tune;
 mod view;
