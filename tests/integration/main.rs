@@ -22,6 +22,7 @@ mod queues;
 mod report_html;
 mod shard;
 mod show_axes;
+mod teaching;
 mod trace;
 mod tune;
 mod view;
