@@ -1,6 +1,6 @@
 //! The terminal view of a results folder (`retrylab show`, `run --show`): the client policy of every point (wrapped,
-//! never cut), the first timeline series of every point as a sparkline of Unicode blocks on one shared time axis
-//! and one scale, and the summary table (swept parameters and the chart metrics as mean ± 95% CI half-width; a
+//! never cut), the timeline series the timeline chart draws, of every point, as a sparkline of Unicode blocks on
+//! one shared time axis and one scale, and the summary table (swept parameters and the chart metrics as mean ± 95% CI half-width; a
 //! herd's retry synchrony first). Every line fits the given width; colour only when asked.
 
 use std::io::IsTerminal;
@@ -158,6 +158,8 @@ struct Reading {
     /// The summary's metrics: the synchrony ones first for a herd, then the scenario's `[charts] metrics`, else the
     /// model's default chart metrics.
     metrics: Vec<&'static str>,
+    /// The timeline series drawn, as the timeline chart draws it: `[charts] timeline_series`, else the first.
+    series: Option<&'static str>,
 }
 
 /// The metrics that measure how much the retries come in waves (docs/metrics.md).
@@ -179,7 +181,8 @@ impl Reading {
                 metrics.push(metric);
             }
         }
-        Reading { herd, metrics }
+        let series = scenario.as_ref().and_then(|(scenario, _)| scenario.charts.timeline_series);
+        Reading { herd, metrics, series }
     }
 }
 
@@ -269,10 +272,14 @@ fn timeline_section(
     lines: &mut Vec<String>,
 ) {
     let manifest = &folder.manifest;
-    let Some(series) = folder.timeline_series().first() else {
+    let all = folder.timeline_series();
+    let Some(column) =
+        reading.series.and_then(|name| all.iter().position(|s| s == name)).or((!all.is_empty()).then_some(0))
+    else {
         lines.push(fit("(this model records no timeline)", width));
         return;
     };
+    let series = &all[column];
     let swept = manifest.swept.len();
     let bucket_ms = bucket_ms(&manifest.timeline_bucket);
     let number = |cell: Option<&String>| cell.and_then(|cell| cell.parse::<f64>().ok()).unwrap_or(0.0);
@@ -281,7 +288,7 @@ fn timeline_section(
     for row in &folder.timeline.rows {
         let key = &row[..swept];
         if let Some(point) = rows.iter().position(|p| p.cells == key) {
-            values[point].push(number(row.get(swept + 1)));
+            values[point].push(number(row.get(swept + 1 + column)));
             ends_ms[point] = ends_ms[point].max(number(row.get(swept)) + bucket_ms);
         }
     }

@@ -38,7 +38,11 @@ strategy = ["exponential", "full-jitter", "constant"]
 const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 fn run_herd(dir: &Path) -> PathBuf {
-    let scenario = write_scenario(dir, "herd.toml", UNEVEN_HERD);
+    run_text(dir, UNEVEN_HERD)
+}
+
+fn run_text(dir: &Path, text: &str) -> PathBuf {
+    let scenario = write_scenario(dir, "herd.toml", text);
     let out = dir.join("out");
     retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
     out
@@ -155,4 +159,13 @@ fn a_herd_leads_with_retry_synchrony_and_its_peaks_leave_out_the_release() {
         assert!(line.ends_with(&format!("peak {after_release:.0}")), "{line}\n{text}");
     }
     assert!(release_is_the_busiest, "the test needs a release bucket busier than what follows: {timelines:?}");
+}
+
+#[test]
+fn show_draws_the_series_the_timeline_chart_draws() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_text(dir.path(), &format!("{UNEVEN_HERD}\n[charts]\ntimeline_series = \"retries\"\n"));
+    let text = show(&out, 100);
+    assert!(text.contains("\nretries per 10ms bucket, mean over replicates\n"), "{text}");
+    assert!(!text.contains("calls per 10ms bucket"), "{text}");
 }
