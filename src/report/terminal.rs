@@ -1,7 +1,7 @@
-//! The terminal view of a results folder (`retrylab show`, `run --show`): the client policy of every point (wrapped,
-//! never cut), the timeline series the timeline chart draws, of every point, as a sparkline of Unicode blocks on
-//! one shared time axis and one scale, and the summary table (swept parameters and the chart metrics as mean ± 95% CI half-width; a
-//! herd's retry synchrony first). Every line fits the given width; colour only when asked.
+//! The terminal view of a results folder (`retrylab show`, `run --show`): the client policy of every point
+//! (wrapped, never cut); the series the timeline chart draws, one sparkline of Unicode blocks per point on one
+//! shared time axis and one scale; and the summary table (swept parameters and the chart metrics as mean ± 95% CI
+//! half-width, a herd's retry synchrony first). Every line fits the given width; colour only when asked.
 
 use std::io::IsTerminal;
 
@@ -226,12 +226,7 @@ fn policy_section(folder: &ResultsFolder, rows: &[PointRow], width: usize, lines
     if groups.len() == 1 {
         lines.extend(wrap(&format!("client policy: {}", policies[0]), width, 4));
     } else {
-        let heading = if groups.len() == policies.len() {
-            "client policy per point:".to_owned()
-        } else {
-            format!("client policy per point ({} different ones):", groups.len())
-        };
-        lines.extend(wrap(&heading, width, 2));
+        lines.push("client policy per point:".to_owned());
         for (policy, points) in &groups {
             lines.extend(wrap(&format!("  {}: {policy}", group_label(folder, rows, points)), width, 6));
         }
@@ -331,11 +326,13 @@ fn timeline_section(
     let about = about.join("; ");
     lines.extend(wrap(&about, width, 0));
     let end_label = format!("{} ms", compact(end_ms));
-    let axis = format!("0{}{end_label}", " ".repeat(cells.saturating_sub(1 + width_of(&end_label)).max(1)));
+    // The bars take the axis's cells (or its two labels, if wider), so the notes follow them closely.
+    let bars_width = cells.max(2 + width_of(&end_label)).min(spark_width);
+    let axis = format!("0{}{end_label}", " ".repeat(bars_width.saturating_sub(1 + width_of(&end_label)).max(1)));
     lines.push(fit(&format!("{}  {axis}", pad(keys.unwrap_or(""), label_width)), width));
     for ((row, values), note) in rows.iter().zip(&values).zip(&notes) {
         let bars = sparkline(values, span, spark_width, max);
-        let bars_padded = format!("{bars}{}", " ".repeat(spark_width.saturating_sub(width_of(&bars))));
+        let bars_padded = format!("{bars}{}", " ".repeat(bars_width.saturating_sub(width_of(&bars))));
         let mut line = format!("{}  {}", pad(&row.label, label_width), view.paint("36", &bars_padded));
         if show_notes {
             line.push_str(&format!("  {}", view.paint("2", note)));
