@@ -7,6 +7,7 @@ app = marimo.App(width="medium")
 @app.cell
 def _():
     import os
+    import shutil
     import subprocess
     import tempfile
     from pathlib import Path
@@ -15,7 +16,7 @@ def _():
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    return Path, mo, os, pd, plt, subprocess, tempfile
+    return Path, mo, os, pd, plt, shutil, subprocess, tempfile
 
 
 @app.cell
@@ -72,10 +73,16 @@ def _(mo):
 
 
 @app.cell
-def _(Path, mo, os, subprocess):
+def _(Path, mo, os, shutil, subprocess):
     def repo_root():
         """The repository root: the folder above notebooks/."""
         return Path(mo.notebook_dir()).resolve().parent
+
+    def stop_plainly(message):
+        """Ends the notebook with `message`: a red box in the browser; the message and exit status 1 in a script."""
+        if mo.app_meta().mode == "script":
+            raise SystemExit(f"thundering_herd.py: {message}")
+        mo.stop(True, mo.callout(mo.md(message), kind="danger"))
 
     def find_retrylab():
         """RETRYLAB_BIN if set; else the release binary of this repo, built with cargo if it is missing."""
@@ -83,16 +90,28 @@ def _(Path, mo, os, subprocess):
         if override:
             path = Path(override)
             if not path.is_file():
-                raise FileNotFoundError(f"RETRYLAB_BIN={override} is not a file")
+                stop_plainly(f"RETRYLAB_BIN={override} is not a file: point it at a retrylab binary, or unset it.")
             return path
         root = repo_root()
         target = Path(os.environ.get("CARGO_TARGET_DIR", root / "target"))
         if not target.is_absolute():
             target = root / target
         binary = target / "release" / "retrylab"
-        if not binary.is_file():
-            print(f"{binary} not found: building it with `cargo build --release` (a few minutes the first time)")
-            subprocess.run(["cargo", "build", "--release"], cwd=root, check=True)
+        if binary.is_file():
+            return binary
+        if shutil.which("cargo") is None:
+            stop_plainly(
+                f"This notebook runs retrylab, and there is no `{binary}` and no `cargo` to build it. Install Rust "
+                "1.91 or newer (https://rustup.rs), run `cargo build --release` in the repository, and open the "
+                "notebook again; or set RETRYLAB_BIN=/path/to/retrylab."
+            )
+        print(f"{binary} not found: building it with `cargo build --release` (a few minutes the first time)")
+        built = subprocess.run(["cargo", "build", "--release"], cwd=root)
+        if built.returncode != 0 or not binary.is_file():
+            stop_plainly(
+                f"`cargo build --release` could not build `{binary}` (exit {built.returncode}); cargo's messages "
+                "are in the terminal this notebook was started from."
+            )
         return binary
 
     RETRYLAB = find_retrylab()

@@ -14,6 +14,7 @@ use crate::engine::sim_rng;
 use crate::error::{InputError, Origin};
 use crate::model::client::{BACKOFF_KEYS, StrategyChoice, retry_policy};
 use crate::policy::{BackoffMemory, FailureKind, RetryPolicy, Strategy, presets};
+use crate::report::terminal::{View, wrap};
 use crate::scenario::{Scenario, plan, point_of};
 
 /// What the error messages call the command's own input.
@@ -93,7 +94,10 @@ pub fn delays(options: &DelaysOptions, stdout: &mut dyn Write) -> Result<(), Err
                 ));
             }
         }
-        DelaysFormat::Table => text = table(&options.policy, &policy, options, summarise(sleeps)),
+        DelaysFormat::Table => {
+            let width = View::for_stdout().width;
+            text = table(&options.policy, &policy, options, summarise(sleeps), width);
+        }
     }
     stdout.write_all(text.as_bytes()).map_err(|source| Error::Write { path: PathBuf::from("<stdout>"), source })
 }
@@ -129,12 +133,29 @@ fn policy_of(name: &str, set: &[String]) -> Result<RetryPolicy, Error> {
     Ok(policy)
 }
 
+/// The retries to sample: `--retries`, else every retry `max_attempts` allows, held to the same 1..=MAX_RETRIES
+/// as `--retries` (a larger `max_attempts` is refused, naming the `--set` that gave it).
 fn retry_count(policy: &RetryPolicy, options: &DelaysOptions) -> Result<u32, Error> {
     let retries = match (options.retries, policy.max_attempts) {
         (Some(retries), _) => retries,
         (None, Some(attempts)) => attempts - 1,
         (None, None) => RETRIES_WHEN_UNLIMITED,
     };
+    if retries > MAX_RETRIES {
+        let key = |argument: &String| {
+            let key = argument.split_once('=').map_or(argument.as_str(), |(key, _)| key).trim();
+            key.strip_prefix("client.").unwrap_or(key) == "max_attempts"
+        };
+        let origin = options.set.iter().rev().find(|argument| key(argument)).cloned();
+        let message = format!(
+            "{} attempts is {retries} retries, and delays samples at most {MAX_RETRIES} (as --retries takes \
+             1..={MAX_RETRIES}); give max_attempts at most {}, or pass --retries N to sample the first N",
+            retries + 1,
+            MAX_RETRIES + 1
+        );
+        let origin = origin.map_or(Origin::Default, Origin::CommandLine);
+        return Err(InputError::new(SOURCE_NAME, origin, Some("client.max_attempts".into()), message).into());
+    }
     if u64::from(retries) * u64::from(options.samples) > MAX_DRAWS {
         return Err(Error::Usage(format!(
             "{retries} retries × {} samples is more than {MAX_DRAWS} draws; ask for fewer of either",
@@ -206,16 +227,25 @@ fn readable(ms: f64) -> String {
     }
 }
 
-fn table(name: &str, policy: &RetryPolicy, options: &DelaysOptions, rows: Vec<RetryDelays>) -> String {
+/// The table's columns, and the order in which they are left out when the table is wider than the terminal: the
+/// extremes first, then the outer percentiles, then the running total; `retry` and `mean` always stay.
+const HEADER: [&str; 8] = ["retry", "mean", "p10", "p50", "p90", "min", "max", "since first try"];
+const LEFT_OUT_FIRST: [usize; 6] = [5, 6, 2, 4, 7, 3];
+
+/// The table for people, every line at most `width` columns (the policy wraps; columns that do not fit are left
+/// out, and a line says which).
+fn table(name: &str, policy: &RetryPolicy, options: &DelaysOptions, rows: Vec<RetryDelays>, width: usize) -> String {
     let error = match options.error {
         FailureKind::Transient => "after transient errors",
         FailureKind::Throttling => "after throttling errors",
     };
-    let mut text = format!(
-        "{name}: {policy}\nsleep before retry n, {error}; {} operations, seed {}\n\n",
-        options.samples, options.seed
-    );
-    let header = ["retry", "mean", "p10", "p50", "p90", "min", "max", "since first try"];
+    let mut lines = wrap(&format!("{name}: {policy}"), width, 4);
+    lines.extend(wrap(
+        &format!("sleep before retry n, {error}; {} operations, seed {}", options.samples, options.seed),
+        width,
+        4,
+    ));
+    lines.push(String::new());
     let cells: Vec<[String; 8]> = rows
         .iter()
         .map(|row| {
@@ -231,23 +261,40 @@ fn table(name: &str, policy: &RetryPolicy, options: &DelaysOptions, rows: Vec<Re
             ]
         })
         .collect();
-    let widths: Vec<usize> = (0..header.len())
+    let widths: Vec<usize> = (0..HEADER.len())
         .map(|column| {
-            cells.iter().map(|row| row[column].chars().count()).chain([header[column].len()]).max().unwrap_or(0)
+            cells.iter().map(|row| row[column].chars().count()).chain([HEADER[column].len()]).max().unwrap_or(0)
         })
         .collect();
-    let line = |values: Vec<&str>| {
-        let padded: Vec<String> =
-            values.iter().zip(&widths).map(|(value, &width)| format!("{value:>width$}")).collect();
-        padded.join("  ").trim_end().to_owned() + "\n"
+    let mut shown: Vec<usize> = (0..HEADER.len()).collect();
+    let total = |shown: &[usize]| shown.iter().map(|&c| widths[c]).sum::<usize>() + 2 * (shown.len() - 1);
+    let mut left_out = Vec::new();
+    for column in LEFT_OUT_FIRST {
+        if total(&shown) <= width {
+            break;
+        }
+        shown.retain(|&c| c != column);
+        left_out.push(HEADER[column]);
+    }
+    let line = |values: &dyn Fn(usize) -> String| {
+        let padded: Vec<String> = shown.iter().map(|&c| format!("{:>w$}", values(c), w = widths[c])).collect();
+        padded.join("  ").trim_end().to_owned()
     };
-    text.push_str(&line(header.to_vec()));
+    lines.push(line(&|c| HEADER[c].to_owned()));
     for row in &cells {
-        text.push_str(&line(row.iter().map(String::as_str).collect()));
+        lines.push(line(&|c| row[c].clone()));
+    }
+    if !left_out.is_empty() {
+        lines.push(String::new());
+        let note = format!("({} left out to fit {width} columns; --csv has every column)", left_out.join(", "));
+        lines.extend(wrap(&note, width, 1));
     }
     if policy.throttling_base.is_some() && options.error == FailureKind::Transient {
-        text.push_str("\n(after throttling errors the base differs: --error throttling)\n");
+        lines.push(String::new());
+        lines.extend(wrap("(after throttling errors the base differs: --error throttling)", width, 1));
     }
+    let mut text = lines.join("\n");
+    text.push('\n');
     text
 }
 
@@ -323,6 +370,40 @@ mod tests {
         three.retries = Some(3);
         assert_eq!(rows(&three).len(), 3);
         assert_eq!(rows(&options("k8s-crashloop", &[])).len() as u32, RETRIES_WHEN_UNLIMITED);
+    }
+
+    #[test]
+    fn max_attempts_is_held_to_the_retries_cap_and_the_refusal_names_its_argument() {
+        let most = options("full-jitter", &["max_attempts=1001"]);
+        assert_eq!(retry_count(&policy_of("full-jitter", &most.set).unwrap(), &most).unwrap(), MAX_RETRIES);
+        let over = options("full-jitter", &["base=5ms", "client.max_attempts=1002"]);
+        let error = retry_count(&policy_of("full-jitter", &over.set).unwrap(), &over).unwrap_err();
+        assert!(matches!(error, Error::Input(_)), "{error:?}");
+        let message = error.to_string();
+        assert!(
+            message.starts_with("retrylab delays: --set client.max_attempts=1002: client.max_attempts:"),
+            "{message}"
+        );
+        assert!(message.contains("1001 retries") && message.contains("1..=1000"), "{message}");
+        let mut capped = over.clone();
+        capped.retries = Some(3);
+        assert_eq!(retry_count(&policy_of("full-jitter", &capped.set).unwrap(), &capped).unwrap(), 3);
+    }
+
+    #[test]
+    fn the_table_keeps_to_its_width_leaving_out_the_extremes_first() {
+        let options = options("full-jitter", &["base=100ms", "cap=10s", "max_attempts=8"]);
+        let policy = policy_of(&options.policy, &options.set).unwrap();
+        let wide = table("full-jitter", &policy, &options, rows(&options), 200);
+        assert!(wide.contains("since first try") && !wide.contains("left out"), "{wide}");
+        for width in [20, 40, 60] {
+            let text = table("full-jitter", &policy, &options, rows(&options), width);
+            assert!(text.lines().all(|line| line.chars().count() <= width), "{width}:\n{text}");
+            let header = text.lines().find(|line| line.trim_start().starts_with("retry")).unwrap();
+            assert!(header.contains("mean") && !header.contains("min"), "{width}:\n{text}");
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(words.contains("(min, max") && words.contains("--csv has every column"), "{width}:\n{text}");
+        }
     }
 
     #[test]

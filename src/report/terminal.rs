@@ -1,11 +1,13 @@
-//! The terminal view of a results folder (`retrylab show`, `run --show`): the first timeline series of every
-//! point as a sparkline of Unicode blocks on one shared scale, and the summary table (swept parameters and the
-//! model's chart metrics as mean ± 95% CI half-width). Every line fits the given width; colour only when asked.
+//! The terminal view of a results folder (`retrylab show`, `run --show`): the client policy of every point
+//! (wrapped, never cut); the series the timeline chart draws, one sparkline of Unicode blocks per point on one
+//! shared time axis and one scale; and the summary table (swept parameters and the chart metrics as mean ± 95% CI
+//! half-width, a herd's retry synchrony first). Every line fits the given width; colour only when asked.
 
 use std::io::IsTerminal;
 
 use super::charts::short_number;
 use super::read::ResultsFolder;
+use crate::scenario::point_of;
 
 /// A number in at most about seven columns: three significant digits, whole numbers from 100 up, and an exponent
 /// for tiny ones.
@@ -16,7 +18,7 @@ fn compact(x: f64) -> String {
 /// Eight heights of a sparkline cell; an empty bucket is a space.
 const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 /// The narrowest view drawn; a narrower terminal gets lines this long.
-pub const MIN_WIDTH: usize = 30;
+pub const MIN_WIDTH: usize = 20;
 /// The width when neither `COLUMNS` nor the terminal says.
 const DEFAULT_WIDTH: usize = 100;
 
@@ -71,14 +73,49 @@ fn pad(text: &str, width: usize) -> String {
     format!("{text}{}", " ".repeat(padding))
 }
 
-/// `values` squeezed into at most `width` cells (each the highest value of its span of buckets) and drawn as
-/// blocks scaled to `max`.
-pub fn sparkline(values: &[f64], width: usize, max: f64) -> String {
-    let cells = values.len().min(width);
+/// `text` in lines of at most `width` columns, broken at spaces (inside a word longer than a line only when it
+/// must), every line after the first indented by `indent` spaces: nothing is cut.
+pub(crate) fn wrap(text: &str, width: usize, indent: usize) -> Vec<String> {
+    let indent = " ".repeat(indent.min(width / 2));
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_inclusive(' ') {
+        let bare = line.trim_end().is_empty();
+        if !bare && width_of(&line) + width_of(word.trim_end()) > width {
+            lines.push(line.trim_end().to_owned());
+            line = indent.clone();
+        }
+        line.push_str(word);
+        while width_of(line.trim_end()) > width {
+            let mut head = String::new();
+            let mut rest = line.chars();
+            for ch in rest.by_ref() {
+                if width_of(&head) + width_of(&ch.to_string()) > width {
+                    lines.push(head);
+                    head = format!("{indent}{ch}");
+                    break;
+                }
+                head.push(ch);
+            }
+            line = head + rest.as_str();
+        }
+    }
+    if !line.trim_end().is_empty() {
+        lines.push(line.trim_end().to_owned());
+    }
+    lines
+}
+
+/// `values` (one per bucket from time 0) on an axis of `span` buckets squeezed into at most `width` cells, each
+/// cell the highest value of its buckets drawn as a block scaled to `max`; cells past the last value are blank, so
+/// rows of different length share one time axis.
+pub fn sparkline(values: &[f64], span: usize, width: usize, max: f64) -> String {
+    let span = span.max(values.len());
+    let cells = span.min(width);
     (0..cells)
         .map(|cell| {
-            let (start, end) = (cell * values.len() / cells, ((cell + 1) * values.len() / cells).max(cell + 1));
-            let peak = values[start..end.min(values.len())].iter().copied().fold(0.0, f64::max);
+            let (start, end) = (cell * span / cells, (cell + 1) * span / cells);
+            let peak = values.get(start..end.min(values.len())).unwrap_or_default().iter().copied().fold(0.0, f64::max);
             if !(peak > 0.0 && max > 0.0) {
                 return ' ';
             }
@@ -113,10 +150,47 @@ fn point_rows(folder: &ResultsFolder, label_width: usize) -> (Vec<PointRow>, Opt
     (rows, (!fits && !swept.is_empty()).then(|| swept.join(" ")))
 }
 
+/// What the folder's scenario (rebuilt from the manifest, when it can be) says about drawing it.
+struct Reading {
+    /// Every point releases its clients at once at t = 0 (a herd): the release bucket holds the first attempts of
+    /// them all, so the peaks leave it out and the retry synchrony metrics lead the summary.
+    herd: bool,
+    /// The summary's metrics: the synchrony ones first for a herd, then the scenario's `[charts] metrics`, else the
+    /// model's default chart metrics.
+    metrics: Vec<&'static str>,
+    /// The timeline series drawn, as the timeline chart draws it: `[charts] timeline_series`, else the first.
+    series: Option<&'static str>,
+}
+
+/// The metrics that measure how much the retries come in waves (docs/metrics.md).
+const SYNCHRONY_METRICS: [&str; 2] = ["retry_peak_to_mean", "retry_dispersion"];
+
+impl Reading {
+    fn of(folder: &ResultsFolder) -> Reading {
+        let scenario = folder.scenario().ok();
+        let herd = scenario.as_ref().is_some_and(|(scenario, points)| {
+            !points.is_empty()
+                && points.iter().all(|point| point_of(scenario, &point.swept).choice("kind").ok() == Some("burst"))
+        });
+        let chosen = scenario.as_ref().map(|(scenario, _)| scenario.charts.metrics.clone()).unwrap_or_default();
+        let chosen = if chosen.is_empty() { folder.model.default_chart_metrics().to_vec() } else { chosen };
+        let lead = if herd { &SYNCHRONY_METRICS[..] } else { &[] };
+        let mut metrics: Vec<&'static str> = Vec::new();
+        for metric in lead.iter().chain(&chosen) {
+            if !metrics.contains(metric) && folder.summary.column(&format!("{metric}_mean")).is_some() {
+                metrics.push(metric);
+            }
+        }
+        let series = scenario.as_ref().and_then(|(scenario, _)| scenario.charts.timeline_series);
+        Reading { herd, metrics, series }
+    }
+}
+
 /// Draws the whole view of `folder`.
 pub fn render(folder: &ResultsFolder, view: &View) -> String {
     let width = view.width.max(MIN_WIDTH);
     let manifest = &folder.manifest;
+    let reading = Reading::of(folder);
     let mut lines: Vec<String> = Vec::new();
     let heading = format!(
         "{} · {} model · {} points × {} replicates · retrylab {}",
@@ -127,87 +201,141 @@ pub fn render(folder: &ResultsFolder, view: &View) -> String {
     lines.push(String::new());
     let (rows, keys) = point_rows(folder, width * 2 / 5);
     policy_section(folder, &rows, width, &mut lines);
-    timeline_section(folder, &rows, keys.as_deref(), view, width, &mut lines);
+    timeline_section(folder, &rows, keys.as_deref(), &reading, view, width, &mut lines);
     lines.push(String::new());
-    summary_section(folder, &rows, view, width, &mut lines);
+    summary_section(folder, &rows, &reading, view, width, &mut lines);
     let mut text = lines.join("\n");
     text.push('\n');
     text
 }
 
-/// The client policy each point ran (once when every point ran the same), from the manifest.
+/// The client policy each point ran, from the manifest, wrapped and never cut: once when every point ran the same,
+/// else once per different policy, labelled with the swept values its points share.
 fn policy_section(folder: &ResultsFolder, rows: &[PointRow], width: usize, lines: &mut Vec<String>) {
     let policies = &folder.manifest.policies;
     if policies.is_empty() {
         return;
     }
-    if policies.iter().all(|policy| *policy == policies[0]) {
-        lines.push(fit(&format!("client policy: {}", policies[0]), width));
+    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (point, policy) in policies.iter().enumerate() {
+        match groups.iter_mut().find(|(text, _)| text == policy) {
+            Some((_, points)) => points.push(point),
+            None => groups.push((policy, vec![point])),
+        }
+    }
+    if groups.len() == 1 {
+        lines.extend(wrap(&format!("client policy: {}", policies[0]), width, 4));
     } else {
         lines.push("client policy per point:".to_owned());
-        for (row, policy) in rows.iter().zip(policies) {
-            lines.push(fit(&format!("  {}: {policy}", row.label.trim_end()), width));
+        for (policy, points) in &groups {
+            lines.extend(wrap(&format!("  {}: {policy}", group_label(folder, rows, points)), width, 6));
         }
     }
     lines.push(String::new());
+}
+
+/// The label of a group of points: the point's own label for one point, else the `key=value` of every swept
+/// parameter its points share (or how many points it holds when they share none).
+fn group_label(folder: &ResultsFolder, rows: &[PointRow], points: &[usize]) -> String {
+    let cells = |point: usize| rows.get(point).map(|row| row.cells.as_slice());
+    if let [point] = points {
+        return rows.get(*point).map_or_else(|| format!("point {}", point + 1), |row| row.label.trim_end().to_owned());
+    }
+    let shared: Vec<String> = folder
+        .manifest
+        .swept
+        .iter()
+        .enumerate()
+        .filter_map(|(i, key)| {
+            let value = cells(points[0])?.get(i)?;
+            points
+                .iter()
+                .all(|&point| cells(point).and_then(|c| c.get(i)) == Some(value))
+                .then(|| format!("{key}={value}"))
+        })
+        .collect();
+    if shared.is_empty() { format!("{} points", points.len()) } else { shared.join(" ") }
 }
 
 fn timeline_section(
     folder: &ResultsFolder,
     rows: &[PointRow],
     keys: Option<&str>,
+    reading: &Reading,
     view: &View,
     width: usize,
     lines: &mut Vec<String>,
 ) {
     let manifest = &folder.manifest;
-    let Some(series) = folder.timeline_series().first() else {
+    let all = folder.timeline_series();
+    let Some(column) =
+        reading.series.and_then(|name| all.iter().position(|s| s == name)).or((!all.is_empty()).then_some(0))
+    else {
         lines.push(fit("(this model records no timeline)", width));
         return;
     };
-    let table = &folder.timeline;
-    let column = manifest.swept.len() + 1;
-    let time_column = manifest.swept.len();
+    let series = &all[column];
+    let swept = manifest.swept.len();
+    let bucket_ms = bucket_ms(&manifest.timeline_bucket);
+    let number = |cell: Option<&String>| cell.and_then(|cell| cell.parse::<f64>().ok()).unwrap_or(0.0);
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); rows.len()];
-    let mut end_ms = 0.0_f64;
-    for row in &table.rows {
-        let key = &row[..manifest.swept.len()];
+    let mut ends_ms = vec![0.0_f64; rows.len()];
+    for row in &folder.timeline.rows {
+        let key = &row[..swept];
         if let Some(point) = rows.iter().position(|p| p.cells == key) {
-            values[point].push(row.get(column).and_then(|cell| cell.parse().ok()).unwrap_or(0.0));
-            end_ms = end_ms.max(row.get(time_column).and_then(|cell| cell.parse().ok()).unwrap_or(0.0));
+            values[point].push(number(row.get(swept + 1 + column)));
+            ends_ms[point] = ends_ms[point].max(number(row.get(swept)) + bucket_ms);
         }
     }
     let max = values.iter().flatten().copied().fold(0.0, f64::max);
-    let buckets = values.iter().map(Vec::len).max().unwrap_or(0);
-    let peaks: Vec<String> =
-        values.iter().map(|v| format!("peak {}", compact(v.iter().copied().fold(0.0, f64::max)))).collect();
-    let peak_width = peaks.iter().map(|p| width_of(p)).max().unwrap_or(0);
+    let span = values.iter().map(Vec::len).max().unwrap_or(0);
+    let end_ms = ends_ms.iter().copied().fold(0.0, f64::max);
+    let uneven = ends_ms.iter().any(|&end| end != end_ms);
+    let ends: Vec<String> = ends_ms.iter().map(|&end| format!("ends {} ms", compact(end))).collect();
+    let ends_width = ends.iter().map(|e| width_of(e)).max().unwrap_or(0);
+    let notes: Vec<String> = values
+        .iter()
+        .zip(&ends)
+        .map(|(values, ends)| {
+            let peak = values.iter().skip(usize::from(reading.herd)).copied().fold(0.0, f64::max);
+            let ends = if uneven { format!("{}  ", pad(ends, ends_width)) } else { String::new() };
+            format!("{ends}peak {}", compact(peak))
+        })
+        .collect();
+    let note_width = notes.iter().map(|n| width_of(n)).max().unwrap_or(0);
     let label_width =
         rows.iter().map(|r| width_of(&r.label)).chain(keys.map(width_of)).max().unwrap_or(0).min(width * 2 / 5);
-    let mut spark_width = width.saturating_sub(label_width + 2 + peak_width + 2);
-    let show_peaks = spark_width >= 10;
-    if !show_peaks {
+    let mut spark_width = width.saturating_sub(label_width + 2 + note_width + 2);
+    let show_notes = spark_width >= 10;
+    if !show_notes {
         spark_width = width.saturating_sub(label_width + 2);
     }
-    let squeezed = buckets > spark_width;
+    let cells = span.min(spark_width);
     let heading = format!("{series} per {} bucket, mean over replicates", manifest.timeline_bucket);
     lines.push(view.paint("1", &fit(&heading, width)));
-    let note = format!(
-        "one row per point, one scale: █ = {}{}",
-        compact(max),
-        if squeezed { "; a cell is the highest bucket of its span" } else { "" }
-    );
-    lines.push(fit(&note, width));
-    let end_label = format!("{} ms", compact(end_ms + bucket_ms(&manifest.timeline_bucket)));
-    let axis_width = buckets.min(spark_width);
-    let axis = format!("0{}{end_label}", " ".repeat(axis_width.saturating_sub(1 + width_of(&end_label)).max(1)));
+    let mut about = vec![format!("one time axis and one scale: █ = {}", compact(max))];
+    if span > cells {
+        about.push(format!("a cell = {} ms, its highest bucket", compact(span as f64 * bucket_ms / cells as f64)));
+    }
+    if uneven {
+        about.push("blank after a point's end".to_owned());
+    }
+    if reading.herd && show_notes {
+        about.push("peak: after the release at 0 ms".to_owned());
+    }
+    let about = about.join("; ");
+    lines.extend(wrap(&about, width, 0));
+    let end_label = format!("{} ms", compact(end_ms));
+    // The bars take the axis's cells (or its two labels, if wider), so the notes follow them closely.
+    let bars_width = cells.max(2 + width_of(&end_label)).min(spark_width);
+    let axis = format!("0{}{end_label}", " ".repeat(bars_width.saturating_sub(1 + width_of(&end_label)).max(1)));
     lines.push(fit(&format!("{}  {axis}", pad(keys.unwrap_or(""), label_width)), width));
-    for ((row, values), peak) in rows.iter().zip(&values).zip(&peaks) {
-        let bars = sparkline(values, spark_width, max);
-        let bars_padded = format!("{bars}{}", " ".repeat(spark_width.saturating_sub(width_of(&bars))));
+    for ((row, values), note) in rows.iter().zip(&values).zip(&notes) {
+        let bars = sparkline(values, span, spark_width, max);
+        let bars_padded = format!("{bars}{}", " ".repeat(bars_width.saturating_sub(width_of(&bars))));
         let mut line = format!("{}  {}", pad(&row.label, label_width), view.paint("36", &bars_padded));
-        if show_peaks {
-            line.push_str(&format!("  {}", view.paint("2", peak)));
+        if show_notes {
+            line.push_str(&format!("  {}", view.paint("2", note)));
         }
         lines.push(line.trim_end().to_owned());
     }
@@ -218,15 +346,16 @@ fn bucket_ms(text: &str) -> f64 {
     crate::scenario::parse_duration(text).map_or(0.0, |d| d.as_millis_f64())
 }
 
-fn summary_section(folder: &ResultsFolder, rows: &[PointRow], view: &View, width: usize, lines: &mut Vec<String>) {
+fn summary_section(
+    folder: &ResultsFolder,
+    rows: &[PointRow],
+    reading: &Reading,
+    view: &View,
+    width: usize,
+    lines: &mut Vec<String>,
+) {
     let table = &folder.summary;
-    let metrics: Vec<&str> = folder
-        .model
-        .default_chart_metrics()
-        .iter()
-        .copied()
-        .filter(|metric| table.column(&format!("{metric}_mean")).is_some())
-        .collect();
+    let metrics = &reading.metrics;
     let mut columns: Vec<(String, Vec<String>)> = folder
         .manifest
         .swept
@@ -234,7 +363,7 @@ fn summary_section(folder: &ResultsFolder, rows: &[PointRow], view: &View, width
         .enumerate()
         .map(|(i, key)| (key.clone(), rows.iter().map(|row| row.cells[i].clone()).collect()))
         .collect();
-    for metric in &metrics {
+    for metric in metrics {
         let mean = table.column(&format!("{metric}_mean"));
         let ci = table.column(&format!("{metric}_ci95"));
         let cells = (0..table.rows.len())
@@ -261,9 +390,13 @@ fn summary_section(folder: &ResultsFolder, rows: &[PointRow], view: &View, width
     let heading = format!(
         "summary: mean ± 95% CI half-width over {} replicates{}",
         folder.manifest.replicates,
-        if hidden > 0 { format!(" · {hidden} more metrics in summary.csv") } else { String::new() }
+        match hidden {
+            0 => String::new(),
+            1 => " · 1 more metric in summary.csv".to_owned(),
+            _ => format!(" · {hidden} more metrics in summary.csv"),
+        }
     );
-    lines.push(view.paint("1", &fit(&heading, width)));
+    lines.extend(wrap(&heading, width, 2).iter().map(|line| view.paint("1", line)));
     let widths: Vec<usize> = columns.iter().map(column_width).collect();
     let render_row = |cells: Vec<&str>| {
         let text: Vec<String> = cells.iter().zip(&widths).map(|(cell, w)| pad(cell, *w)).collect();
@@ -281,9 +414,28 @@ mod tests {
 
     #[test]
     fn sparklines_scale_to_the_shared_maximum_and_squeeze_by_peaks() {
-        assert_eq!(sparkline(&[0.0, 1.0, 4.0, 8.0], 10, 8.0), " ▁▄█");
-        assert_eq!(sparkline(&[0.0, 8.0, 0.0, 0.0, 2.0, 0.0], 3, 8.0), "█ ▂");
-        assert_eq!(sparkline(&[5.0, 5.0], 2, 0.0), "  ");
+        assert_eq!(sparkline(&[0.0, 1.0, 4.0, 8.0], 4, 10, 8.0), " ▁▄█");
+        assert_eq!(sparkline(&[0.0, 8.0, 0.0, 0.0, 2.0, 0.0], 6, 3, 8.0), "█ ▂");
+        assert_eq!(sparkline(&[5.0, 5.0], 2, 2, 0.0), "  ");
+    }
+
+    #[test]
+    fn a_shorter_row_keeps_the_shared_time_axis_and_is_blank_after_its_end() {
+        // 4 buckets on an axis of 12 squeezed into 6 cells: two cells of values, then nothing.
+        assert_eq!(sparkline(&[1.0, 0.5, 4.0, 8.0], 12, 6, 8.0), "▁█    ");
+        // Unsqueezed: one cell per bucket, up to the axis's end.
+        assert_eq!(sparkline(&[8.0, 4.0], 5, 10, 8.0), "█▄   ");
+    }
+
+    #[test]
+    fn wrapping_keeps_every_word_and_indents_the_continuation() {
+        let text = "full-jitter b=10ms c=1s m=2, 3 attempts, Retry-After ignore, limiter budget 0.2, retry_on 4xx";
+        let lines = wrap(text, 30, 4);
+        assert!(lines.iter().all(|line| width_of(line) <= 30), "{lines:?}");
+        assert!(lines[1..].iter().all(|line| line.starts_with("    ") && !line.starts_with("     ")), "{lines:?}");
+        let words: Vec<&str> = lines.iter().flat_map(|line| line.split_whitespace()).collect();
+        assert_eq!(words, text.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(wrap("abcdefghij", 6, 2), ["abcdef", "  ghij"]);
     }
 
     #[test]

@@ -24,6 +24,8 @@ mod queues;
 mod refused_before_work;
 mod report_html;
 mod shard;
+mod show_axes;
+mod teaching;
 mod trace;
 mod tune;
 mod tune_exits;
