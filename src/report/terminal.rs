@@ -181,7 +181,11 @@ impl Reading {
                 metrics.push(metric);
             }
         }
-        let series = scenario.as_ref().and_then(|(scenario, _)| scenario.charts.timeline_series);
+        // The timeline chart's first column: the scenario's choice, else the model's default.
+        let series = scenario
+            .as_ref()
+            .and_then(|(scenario, _)| scenario.charts.timeline_series.first().copied())
+            .or_else(|| folder.model.default_timeline_series().first().copied());
         Reading { herd, metrics, series }
     }
 }
