@@ -150,7 +150,10 @@ fn check_memory(jobs: &[(Scenario, Vec<PlannedPoint>, PathBuf)], options: &RunOp
     for (scenario, points, _) in jobs {
         let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
         let owned = shard.owned_points(points, scenario.replicates);
-        let estimate = MemoryEstimate::of(scenario, &owned, threads);
+        let mut estimate = MemoryEstimate::of(scenario, &owned, threads);
+        if let Some(trace) = options.trace.as_ref().filter(|trace| trace.point < points.len()) {
+            estimate = estimate.with_trace(scenario, &points[trace.point], trace.otlp);
+        }
         if estimate.peak_bytes > limit {
             let whose = if options.max_memory.is_some() { "" } else { " (the default: half of this machine's memory)" };
             return Err(Error::Usage(format!(
@@ -257,13 +260,19 @@ fn write_trace(
         );
     }
     if !quiet {
+        let threads = threads.unwrap_or_else(rayon::current_num_threads);
+        let all: Vec<&PlannedPoint> = points.iter().collect();
+        let estimate = MemoryEstimate::of(scenario, &all, threads).with_trace(scenario, point, trace.otlp);
+        let memory = budget::peak_resident().map_or(String::new(), |peak| {
+            format!("; peak memory {}, estimated {}", Bytes(peak), Bytes(estimate.peak_bytes))
+        });
         let _ = writeln!(
             stdout,
-            "wrote {} attempts of point {} replicate {} to {} (open it in ui.perfetto.dev)",
+            "wrote {} attempts of point {} replicate {} to {} (open it in ui.perfetto.dev{memory})",
             output.spans.len(),
             trace.point,
             trace.replicate,
-            trace.file.display()
+            trace.file.display(),
         );
     }
     Ok(())
