@@ -268,11 +268,12 @@ fn write_trace(
         });
         let _ = writeln!(
             stdout,
-            "wrote {} attempts of point {} replicate {} to {} (open it in ui.perfetto.dev{memory})",
+            "wrote {} attempts of point {} replicate {} to {} ({}{memory})",
             output.spans.len(),
             trace.point,
             trace.replicate,
             trace.file.display(),
+            if trace.otlp { report::otlp::OPEN_HINT } else { "open it in ui.perfetto.dev" }
         );
     }
     Ok(())
