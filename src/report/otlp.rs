@@ -94,7 +94,12 @@ impl<'a> Services<'a> {
             "node" => "nodes",
             _ => "clients",
         };
-        let mut names = vec![fleet.to_owned()];
+        // A service of the graph may be called `clients` too: the fleet then takes another name.
+        let mut fleet = fleet.to_owned();
+        while context.layer_names.contains(&fleet) {
+            fleet.insert_str(0, "user-");
+        }
+        let mut names = vec![fleet];
         let (root_kind, attempt_kind) = match context.model {
             "queue" => {
                 names.push("consumers".to_owned());
@@ -450,6 +455,10 @@ mod tests {
         assert_eq!(root.0, "clients");
         let services: BTreeSet<&str> = all.iter().map(|(service, _)| service.as_str()).collect();
         assert_eq!(services, BTreeSet::from(["clients", "api", "db"]));
+        let taken = ["clients".to_owned(), "db".to_owned()];
+        let renamed = spans_by_service(&otlp_json(&spans, &context("layers", &taken, 7)));
+        let services: BTreeSet<&str> = renamed.iter().map(|(service, _)| service.as_str()).collect();
+        assert_eq!(services, BTreeSet::from(["user-clients", "clients", "db"]), "no two services share a name");
         let ids: BTreeSet<_> = all.iter().map(|(_, s)| s["spanId"].as_str().unwrap().to_owned()).collect();
         assert_eq!(ids.len(), all.len(), "span ids are unique");
     }
