@@ -3,12 +3,15 @@
 //! A sweep holds at its peak: the runs in progress (one per worker thread), each with its records (clients,
 //! requests in flight and their pending events: [`Footprint`]) and its timeline while it is counted (4 bytes per
 //! bucket and series) and handed over (8 more); every point's summed timeline (16 bytes per bucket and series, per
-//! outcome group); the finished runs' metrics and latency histograms; and the process itself. The estimate is an
-//! order of magnitude, not a promise: docs/performance.md compares it with measured peaks.
+//! outcome group); the finished runs' metrics and latency histograms; and the process itself. With `--trace`, the
+//! traced run is re-run once the sweep is done and its results written: the peak is then the larger of the sweep's
+//! and the trace's (that run's records, its spans and the file built in memory). The estimate is an order of
+//! magnitude, not a promise: docs/performance.md compares it with measured peaks.
 
 use std::fmt;
 
 use crate::model::Footprint;
+use crate::model::trace::{MAX_TRACE_SPANS, Span};
 use crate::scenario::{PlannedPoint, Scenario};
 
 /// The process without any run: code, the scenario and its plan, thread stacks (measured: 7–9 MiB).
@@ -21,6 +24,13 @@ const FINISHED_RUN_BYTES: u64 = 8 << 10;
 const RUN_TIMELINE_BYTES: u64 = 4 + 8;
 /// Per bucket and series of a point's summed timeline, per outcome group (an exact 128-bit sum).
 const POINT_TIMELINE_BYTES: u64 = 16;
+/// Per span of a trace: the span, and its share of the file built in memory before it is written. Measured on
+/// a 100,000-client herd's first 250,000 attempts: Chrome trace JSON 300 bytes a span; OTLP/JSON 784 (each
+/// request's root span and trace bookkeeping shared among its 2.5 attempts), up to about 1,000 when every
+/// request makes one attempt.
+const TRACE_SPAN_BYTES: u64 = size_of::<Span>() as u64;
+const CHROME_JSON_BYTES_PER_SPAN: u64 = 320;
+const OTLP_JSON_BYTES_PER_SPAN: u64 = 1_000;
 
 /// What a plan will hold in memory at its peak, by part.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +48,9 @@ pub(crate) struct MemoryEstimate {
     pub(crate) finished_bytes: u64,
     /// Points whose timeline length is not known before they run (a burst's): not counted.
     pub(crate) unbounded_points: usize,
+    /// With `--trace`: what the traced run holds once the sweep is done (its records and timeline, its spans, the
+    /// file in memory), the process included; 0 without.
+    pub(crate) trace_bytes: u64,
 }
 
 impl MemoryEstimate {
@@ -49,7 +62,7 @@ impl MemoryEstimate {
         let buckets =
             |footprint: &Footprint| footprint.horizon.map(|horizon| horizon.as_nanos().div_ceil(bucket_nanos) + 1);
         let footprints: Vec<Footprint> = points.iter().map(|point| point.config.footprint()).collect();
-        let records_bytes = footprints.iter().map(|f| f.records.saturating_mul(f.bytes_per_record)).max().unwrap_or(0);
+        let records_bytes = footprints.iter().map(run_bytes).max().unwrap_or(0);
         let timeline_buckets = footprints.iter().filter_map(buckets).max().unwrap_or(0);
         let run_timeline_bytes = timeline_buckets.saturating_mul(series * RUN_TIMELINE_BYTES);
         let point_timelines_bytes: u64 = footprints
@@ -73,7 +86,30 @@ impl MemoryEstimate {
             point_timelines_bytes,
             finished_bytes,
             unbounded_points: footprints.iter().filter(|f| f.horizon.is_none()).count(),
+            trace_bytes: 0,
         }
+    }
+
+    /// The estimate when a run of `point` is also traced (`--trace`), as OTLP/JSON if `otlp`, else Chrome trace
+    /// JSON. The trace runs after the sweep, so the peak is the larger of the two.
+    pub(crate) fn with_trace(mut self, scenario: &Scenario, point: &PlannedPoint, otlp: bool) -> Self {
+        let footprint = point.config.footprint();
+        let series = scenario.model.timeline_series().len().max(1) as u64;
+        let bucket_nanos = scenario.timeline_bucket.as_nanos();
+        let spans = footprint.trace_spans.map_or(MAX_TRACE_SPANS as u64, |bound| bound.min(MAX_TRACE_SPANS as u64));
+        let json = if otlp { OTLP_JSON_BYTES_PER_SPAN } else { CHROME_JSON_BYTES_PER_SPAN };
+        let timeline = footprint.horizon.map_or(0, |horizon| {
+            (horizon.as_nanos().div_ceil(bucket_nanos.max(1)) + 1).saturating_mul(series * RUN_TIMELINE_BYTES)
+        });
+        let traced_records = footprint.records.saturating_mul(footprint.trace_bytes_per_record);
+        self.trace_bytes = BASE_BYTES
+            .saturating_add(RUN_BYTES)
+            .saturating_add(run_bytes(&footprint))
+            .saturating_add(traced_records)
+            .saturating_add(timeline)
+            .saturating_add(spans.saturating_mul(TRACE_SPAN_BYTES + json));
+        self.peak_bytes = self.peak_bytes.max(self.trace_bytes);
+        self
     }
 
     /// What to change to need less, largest part first.
@@ -89,6 +125,9 @@ impl MemoryEstimate {
         if self.records_bytes >= self.run_timeline_bytes {
             advice.push("fewer clients per run");
         }
+        if self.trace_bytes >= self.peak_bytes {
+            advice.push("a smaller point to trace (--trace-point), or no --trace");
+        }
         advice.push("fewer points per process (--shard I/N, then retrylab merge)");
         advice.join(", ")
     }
@@ -98,8 +137,8 @@ impl fmt::Display for MemoryEstimate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "about {} at its peak: {} run(s) at once × ({} of clients, requests and pending events + {} of timeline), \
-             {} of summed timelines, {} of finished runs",
+            "about {} at its peak: {} run(s) at once × ({} of clients, requests, limiters and pending events + {} of \
+             timeline), {} of summed timelines, {} of finished runs",
             Bytes(self.peak_bytes),
             self.concurrent_runs,
             Bytes(self.records_bytes),
@@ -107,6 +146,9 @@ impl fmt::Display for MemoryEstimate {
             Bytes(self.point_timelines_bytes),
             Bytes(self.finished_bytes),
         )?;
+        if self.trace_bytes > 0 {
+            write!(f, "; then {} to trace one run", Bytes(self.trace_bytes))?;
+        }
         if self.unbounded_points > 0 {
             write!(
                 f,
@@ -116,6 +158,11 @@ impl fmt::Display for MemoryEstimate {
         }
         Ok(())
     }
+}
+
+/// What one run holds besides its timeline: its records, and what it keeps whatever its clients do.
+fn run_bytes(footprint: &Footprint) -> u64 {
+    footprint.records.saturating_mul(footprint.bytes_per_record).saturating_add(footprint.other_bytes)
 }
 
 /// A byte count in binary units, three significant digits.

@@ -61,8 +61,8 @@ pub enum Command {
         /// with --trace-format otlp, OpenTelemetry's OTLP/JSON.
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
-        /// With --trace: chrome (Trace Event JSON for Perfetto) or otlp (OTLP/JSON: a trace per request, a span per
-        /// attempt with http.request.resend_count).
+        /// With --trace: chrome (Trace Event JSON for Perfetto) or otlp (OTLP/JSON for an OpenTelemetry collector,
+        /// Jaeger or Tempo: a trace per request, a span per attempt, a service.name per service).
         #[arg(long, value_enum, value_name = "FORMAT", default_value_t = TraceFormat::Chrome, requires = "trace")]
         trace_format: TraceFormat,
         /// With --trace: the sweep point to trace, by its position in summary.csv (0 = first row).
@@ -323,7 +323,7 @@ pub enum Command {
 pub enum TraceFormat {
     /// Chrome Trace Event JSON, for ui.perfetto.dev and chrome://tracing.
     Chrome,
-    /// OpenTelemetry OTLP/JSON (an ExportTraceServiceRequest).
+    /// OpenTelemetry OTLP/JSON (an ExportTraceServiceRequest), for an OpenTelemetry collector, Jaeger or Tempo.
     Otlp,
 }
 

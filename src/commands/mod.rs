@@ -161,7 +161,10 @@ fn check_memory(jobs: &[(Scenario, Vec<PlannedPoint>, PathBuf)], options: &RunOp
     for (scenario, points, _) in jobs {
         let shard = options.shard.unwrap_or(ShardSpec::WHOLE);
         let owned = shard.owned_points(points, scenario.replicates);
-        let estimate = MemoryEstimate::of(scenario, &owned, threads);
+        let mut estimate = MemoryEstimate::of(scenario, &owned, threads);
+        if let Some(trace) = options.trace.as_ref().filter(|trace| trace.point < points.len()) {
+            estimate = estimate.with_trace(scenario, &points[trace.point], trace.otlp);
+        }
         if estimate.peak_bytes > limit {
             let whose = if options.max_memory.is_some() { "" } else { " (the default: half of this machine's memory)" };
             return Err(Error::Usage(format!(
@@ -224,6 +227,8 @@ fn point_value(scenario: &Scenario, point: &PlannedPoint, key: &str) -> Option<S
 struct StagedTrace {
     file: StagedFile,
     spans: usize,
+    /// `; peak memory …, estimated …` for the line that reports the trace (empty where the peak is unknown).
+    memory: String,
 }
 
 impl StagedTrace {
@@ -238,11 +243,13 @@ impl StagedTrace {
         if !quiet {
             let _ = writeln!(
                 stdout,
-                "wrote {} attempts of point {} replicate {} to {} (open it in ui.perfetto.dev)",
+                "wrote {} attempts of point {} replicate {} to {} ({}{})",
                 self.spans,
                 trace.point,
                 trace.replicate,
-                trace.file.display()
+                trace.file.display(),
+                if trace.otlp { report::otlp::OPEN_HINT } else { "open it in ui.perfetto.dev" },
+                self.memory
             );
         }
         Ok(())
@@ -288,7 +295,13 @@ fn stage_trace(
     } else {
         report::trace::chrome_trace_json(&output.spans, &context)
     };
-    Ok(StagedTrace { file: StagedFile::write(&trace.file, &bytes)?, spans: output.spans.len() })
+    let threads = threads.unwrap_or_else(rayon::current_num_threads);
+    let all: Vec<&PlannedPoint> = points.iter().collect();
+    let estimate = MemoryEstimate::of(scenario, &all, threads).with_trace(scenario, point, trace.otlp);
+    let memory = budget::peak_resident().map_or(String::new(), |peak| {
+        format!("; peak memory {}, estimated {}", Bytes(peak), Bytes(estimate.peak_bytes))
+    });
+    Ok(StagedTrace { file: StagedFile::write(&trace.file, &bytes)?, spans: output.spans.len(), memory })
 }
 
 fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {

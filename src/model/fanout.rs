@@ -10,7 +10,7 @@
 use super::trace::{MAX_TRACE_SPANS, Span};
 use super::distributions::{self, TimeDistribution};
 use super::client;
-use super::{RunOutput, RunSettings};
+use super::{Footprint, RunOutput, RunSettings};
 use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
@@ -109,6 +109,18 @@ impl SimModel for Fanout {
 
     fn simulate(config: &FanoutConfig, run: RunSettings) -> RunOutput {
         simulate_within(config, run, run.limit())
+    }
+
+    /// Requests are simulated one after another (one every millisecond of the timeline) and keep nothing: the
+    /// timeline is what grows. A trace holds every leaf call, and a hedge beside a slow one.
+    fn footprint(config: &FanoutConfig) -> Footprint {
+        let hedged = !matches!(config.hedge, Hedge::Off);
+        Footprint {
+            // The timeline counts hedges: without them it stays empty.
+            horizon: Some(if hedged { SimDuration::from_millis(config.requests) } else { SimDuration::ZERO }),
+            trace_spans: Some(config.requests.saturating_mul(u64::from(config.fanout) * (1 + u64::from(hedged)))),
+            ..Footprint::default()
+        }
     }
 }
 

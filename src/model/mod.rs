@@ -223,6 +223,14 @@ pub(crate) struct Footprint {
     pub records: u64,
     /// Bytes per record, its share of pending events included.
     pub bytes_per_record: u64,
+    /// Bytes the run holds besides its records and timeline: one limiter or clock per client instance, lists that
+    /// grow with the run (a cluster per busy spell).
+    pub other_bytes: u64,
+    /// The most spans a trace of the run can record, when the configuration bounds it (before
+    /// [`trace::MAX_TRACE_SPANS`]); `None`: only that cap bounds it.
+    pub trace_spans: Option<u64>,
+    /// Bytes per record a traced run adds: what a model keeps per owner only to trace it.
+    pub trace_bytes_per_record: u64,
 }
 
 /// Declares a model's output columns once. `metrics! { CALLS = "calls" (Count): "help", … }` (a unit of

@@ -118,7 +118,16 @@ impl SimModel for Occ {
     }
 
     fn footprint(config: &OccConfig) -> Footprint {
-        Footprint { horizon: None, records: u64::from(config.clients), bytes_per_record: BYTES_PER_CLIENT }
+        let records = u64::from(config.clients);
+        Footprint {
+            horizon: None,
+            records,
+            bytes_per_record: BYTES_PER_CLIENT,
+            trace_spans: config.retry.max_attempts.map(|n| records * u64::from(n)),
+            // The tracer's (start, backoff slept) of each client's attempt in flight.
+            trace_bytes_per_record: size_of::<(SimTime, SimDuration)>() as u64,
+            ..Footprint::default()
+        }
     }
 
     fn simulate(config: &OccConfig, run_settings: RunSettings) -> RunOutput {

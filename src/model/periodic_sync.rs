@@ -164,7 +164,18 @@ impl SimModel for PeriodicSync {
     }
 
     fn footprint(config: &PeriodicSyncConfig) -> Footprint {
-        Footprint { horizon: Some(config.duration), records: u64::from(config.nodes), bytes_per_record: 256 }
+        // Each node's timer is Tp on average and a spell lasts at least Tc: about duration / (Tp + Tc) + 1
+        // messages a node, and at most one cluster (16 bytes) per message.
+        let cycle = config.period.as_nanos().saturating_add(config.busy_per_message.as_nanos()).max(1);
+        let messages = u64::from(config.nodes) * (config.duration.as_nanos() / cycle + 1);
+        Footprint {
+            horizon: Some(config.duration),
+            records: u64::from(config.nodes),
+            bytes_per_record: 256,
+            other_bytes: messages.saturating_mul(size_of::<(SimTime, u32)>() as u64),
+            trace_spans: Some(messages),
+            trace_bytes_per_record: 0,
+        }
     }
 
     fn simulate(config: &PeriodicSyncConfig, settings: RunSettings) -> RunOutput {

@@ -159,3 +159,94 @@ fn an_otlp_trace_has_a_trace_per_request_and_a_span_per_attempt_under_it() {
     let succeeded = roots.iter().filter(|r| r["status"]["code"] == 1).count();
     assert_eq!(succeeded as f64, metric("succeeded"));
 }
+
+/// Runs `scenario` with `sets`, tracing point 0 replicate 0 as OTLP into `file`; returns stdout.
+fn otlp_trace(scenario: &str, sets: &[&str], file: &Path, out: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut command = retrylab();
+    command
+        .args(["run", root.join(scenario).to_str().unwrap(), "--replicates", "1", "--out", out.to_str().unwrap()])
+        .args(["--trace", file.to_str().unwrap(), "--trace-format", "otlp"]);
+    for set in sets {
+        command.args(["--set", set]);
+    }
+    let assert = command.assert().success();
+    String::from_utf8(assert.get_output().stdout.clone()).unwrap()
+}
+
+/// Every span of an OTLP file with the `service.name` of its resource.
+fn spans_by_service(json: &serde_json::Value) -> Vec<(String, serde_json::Value)> {
+    let mut all = Vec::new();
+    for resource in json["resourceSpans"].as_array().unwrap() {
+        let attributes = resource["resource"]["attributes"].as_array().unwrap();
+        let name =
+            attributes.iter().find(|a| a["key"] == "service.name").expect("a service.name")["value"]["stringValue"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        for span in resource["scopeSpans"][0]["spans"].as_array().unwrap() {
+            all.push((name.clone(), span.clone()));
+        }
+    }
+    all
+}
+
+fn has_attribute(span: &serde_json::Value, key: &str) -> bool {
+    span["attributes"].as_array().unwrap().iter().any(|a| a["key"] == key)
+}
+
+#[test]
+fn an_otlp_trace_has_a_service_per_layer_operation_names_and_drawn_trace_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, out) = (dir.path().join("graph.json"), dir.path().join("graph"));
+    let stdout = otlp_trace("scenarios/call-graph.toml", &["requests=300"], &file, &out);
+    // The hint names tools that read OTLP, not Perfetto, which does not.
+    assert!(stdout.contains("OpenTelemetry collector") && stdout.contains("Jaeger") && stdout.contains("Tempo"));
+    assert!(!stdout.contains("perfetto"), "{stdout}");
+    let bytes = std::fs::read(&file).unwrap();
+    let all = spans_by_service(&serde_json::from_slice(&bytes).unwrap());
+    let services: std::collections::BTreeSet<&str> = all.iter().map(|(service, _)| service.as_str()).collect();
+    for service in ["clients", "frontend", "auth", "users", "search", "shard"] {
+        assert!(services.contains(service), "{service} in {services:?}");
+    }
+    let mut names = std::collections::BTreeSet::new();
+    let mut roots = Vec::new();
+    for (service, span) in &all {
+        let name = span["name"].as_str().unwrap();
+        assert!(!name.chars().any(|c| c.is_ascii_digit()), "a number in the span name {name:?}");
+        names.insert(name.to_owned());
+        assert!(has_attribute(span, "retrylab.request"), "the request's number on {span}");
+        if span.get("parentSpanId").is_none() {
+            assert_eq!(service, "clients", "roots are the client fleet's");
+            assert!(has_attribute(span, "retrylab.attempts") && has_attribute(span, "retrylab.outcome"), "{span}");
+            roots.push(span["traceId"].as_str().unwrap().to_owned());
+        } else if let Some(address) =
+            span["attributes"].as_array().unwrap().iter().find(|a| a["key"] == "server.address")
+        {
+            assert_eq!(address["value"]["stringValue"], service.as_str(), "an attempt is filed under its service");
+        }
+    }
+    assert!(names.len() <= 6, "a handful of operations: {names:?}");
+    assert_eq!(roots.len(), 300, "a trace per request");
+    // Drawn, not counted: no two traces share either 64-bit half of their ids.
+    let halves: std::collections::BTreeSet<&str> = roots.iter().flat_map(|id| [&id[..16], &id[16..]]).collect();
+    assert_eq!(halves.len(), 2 * roots.len());
+    // The same run writes the same bytes.
+    let again = dir.path().join("again.json");
+    otlp_trace("scenarios/call-graph.toml", &["requests=300"], &again, &dir.path().join("again"));
+    assert!(std::fs::read(&again).unwrap() == bytes, "the same seed, the same trace");
+}
+
+#[test]
+fn a_queues_receives_are_its_consumers_and_its_messages_the_producers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, out) = (dir.path().join("queue.json"), dir.path().join("queue"));
+    otlp_trace("scenarios/queue-outage.toml", &["sweep.max_receives=[5]", "rate=5"], &file, &out);
+    let all = spans_by_service(&serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap());
+    for (service, span) in &all {
+        let expected = if span.get("parentSpanId").is_none() { "producers" } else { "consumers" };
+        assert_eq!(service, expected, "{span}");
+        assert!(has_attribute(span, "retrylab.message"), "{span}");
+    }
+    assert!(all.iter().any(|(_, span)| span["name"] == "redelivery"), "an outage makes redeliveries");
+}

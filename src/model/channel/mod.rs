@@ -23,6 +23,8 @@ use rand_distr::{Binomial, Distribution, Poisson};
 
 use super::{Footprint, RunOutput, RunSettings};
 use super::client;
+
+mod footprint;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
@@ -200,8 +202,7 @@ impl SimModel for Channel {
     /// A station's state (ready time, backoff memory, counters: about 64 bytes) and its place in the queue of
     /// waiting stations; the timeline reaches `slots` slots.
     fn footprint(config: &ChannelConfig) -> Footprint {
-        let horizon = SimDuration::from_nanos(config.slots.saturating_mul(config.slot.as_nanos()));
-        Footprint { horizon: Some(horizon), records: u64::from(config.stations), bytes_per_record: 64 }
+        footprint::footprint(config)
     }
 
     fn simulate(config: &ChannelConfig, run: RunSettings) -> RunOutput {

@@ -16,6 +16,7 @@
 //! attempt is abandoned by its caller but not cancelled: the service below keeps working on it. A hedge race's
 //! loser, and the other branches of a fan-out once one branch has failed, are cancelled, down the graph.
 
+mod footprint;
 mod records;
 mod run;
 #[cfg(test)]
@@ -24,7 +25,7 @@ mod tests;
 use super::client;
 use super::distributions::{self, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
-use super::{RunOutput, RunSettings, SimModel};
+use super::{Footprint, RunOutput, RunSettings, SimModel};
 use crate::params::{
     Choice, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, Section, Value, choices, concat, concat_groups,
 };
@@ -499,6 +500,10 @@ impl SimModel for Layers {
 
     fn simulate(config: &LayersConfig, run_settings: RunSettings) -> RunOutput {
         run::simulate(config, run_settings)
+    }
+
+    fn footprint(config: &LayersConfig) -> Footprint {
+        footprint::footprint(config)
     }
 
     fn service_names(config: &LayersConfig) -> Vec<String> {

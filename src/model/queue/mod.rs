@@ -100,7 +100,15 @@ impl SimModel for Queue {
 
     fn footprint(config: &QueueConfig) -> Footprint {
         let records = config.workload.peak_requests();
-        Footprint { horizon: config.workload.horizon(), records, bytes_per_record: run::BYTES_PER_MESSAGE }
+        let partitions = if config.ordering == params::Ordering::Ordered { u64::from(config.partitions) } else { 0 };
+        Footprint {
+            horizon: config.workload.horizon(),
+            records,
+            bytes_per_record: run::BYTES_PER_MESSAGE,
+            other_bytes: u64::from(config.workers) * run::BYTES_PER_WORKER + partitions * run::BYTES_PER_PARTITION,
+            trace_spans: config.max_receives.map(|receives| records.saturating_mul(u64::from(receives))),
+            trace_bytes_per_record: 0,
+        }
     }
 
     fn simulate(config: &QueueConfig, settings: RunSettings) -> RunOutput {

@@ -63,6 +63,11 @@ pub(super) enum QueueEvent {
 /// buffers (the plan's memory estimate).
 pub(super) const BYTES_PER_MESSAGE: u64 = (size_of::<Message>() + 2 * 2 * size_of::<(u64, QueueEvent)>()) as u64;
 
+/// Memory per consumer (its call in progress, its place on the idle list) and per partition of an ordered queue
+/// (its FIFO and that FIFO's first block), whatever the messages do (the plan's memory estimate).
+pub(super) const BYTES_PER_WORKER: u64 = (size_of::<Worker>() + size_of::<u32>()) as u64;
+pub(super) const BYTES_PER_PARTITION: u64 = (size_of::<VecDeque<u32>>() + 4 * size_of::<u32>() + 16) as u64;
+
 #[derive(Clone, Copy, Debug, Default)]
 struct Message {
     enqueued: SimTime,

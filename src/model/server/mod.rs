@@ -18,6 +18,7 @@
 
 mod clocks;
 mod config;
+mod footprint;
 #[cfg(test)]
 mod limiter_tests;
 mod outcome;
@@ -156,8 +157,7 @@ impl SimModel for Server {
     }
 
     fn footprint(config: &ServerConfig) -> Footprint {
-        let records = config.workload.peak_requests();
-        Footprint { horizon: config.workload.horizon(), records, bytes_per_record: request::bytes_per_request(config) }
+        footprint::footprint(config)
     }
 
     fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {

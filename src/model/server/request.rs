@@ -23,6 +23,13 @@ pub(super) fn bytes_per_request(config: &ServerConfig) -> u64 {
         as u64
 }
 
+/// Memory per request that a traced run adds: the extras it keeps for the trace (if it keeps none otherwise), and
+/// the tracer's (start, backoff slept) of the owner's attempt in flight.
+pub(super) fn traced_bytes_per_request(config: &ServerConfig) -> u64 {
+    let extras = if keeps_extras(config, false) { 0 } else { size_of::<RequestExtras>() };
+    (extras + size_of::<(SimTime, SimDuration)>()) as u64
+}
+
 /// Whether a run needs its requests' [`RequestExtras`].
 pub(super) fn keeps_extras(config: &ServerConfig, trace: bool) -> bool {
     config.limiter.is_some() || config.clock.is_some() || trace

@@ -52,6 +52,15 @@ pub struct CircuitBreaker {
 }
 
 impl CircuitBreaker {
+    /// Bytes it holds on the heap: its window of calls or seconds (for the plan's memory estimate).
+    pub(super) fn heap_bytes(&self) -> usize {
+        match &self.window {
+            Window::Calls { outcomes, .. } => outcomes.capacity(),
+            Window::Time(seconds) => seconds.heap_bytes(),
+            Window::Cumulative { .. } => 0,
+        }
+    }
+
     /// Over the last `window` calls.
     pub fn new(threshold: f64, window: usize, open_for: SimDuration) -> Self {
         let window = Window::Calls { outcomes: vec![false; window.max(1)], next: 0, filled: 0, failures: 0 };

@@ -35,6 +35,7 @@ pub use sre_throttle::SreAdaptiveThrottle;
 pub use start_limit::StartLimit;
 pub use token_bucket_deposit::{DepositRule, RetryTokenBucket};
 
+mod footprint;
 mod stack;
 mod window;
 

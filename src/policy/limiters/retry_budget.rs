@@ -15,6 +15,11 @@ pub struct RetryBudget {
 }
 
 impl RetryBudget {
+    /// Bytes it holds on the heap: its ring of seconds (for the plan's memory estimate).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.seconds.capacity() * size_of::<(f64, f64)>()
+    }
+
     /// Finagle's defaults: 20% of requests, 10 retries/s reserve, over 10 s.
     pub fn finagle() -> Self {
         Self::new(0.2, 10.0, SimDuration::from_secs(10))

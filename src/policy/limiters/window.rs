@@ -12,6 +12,11 @@ pub(crate) struct SecondWindow {
 }
 
 impl SecondWindow {
+    /// Bytes it holds on the heap: its ring of seconds (for the plan's memory estimate).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.seconds.capacity() * size_of::<(f64, f64)>()
+    }
+
     pub(crate) fn new(window: SimDuration) -> Self {
         let seconds = (window.as_secs_f64().ceil() as usize).max(1);
         SecondWindow { seconds: vec![(0.0, 0.0); seconds], current_second: 0 }
