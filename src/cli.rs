@@ -74,7 +74,8 @@ pub enum Command {
         /// After writing the results, draw them in the terminal (as `retrylab show` does).
         #[arg(long)]
         show: bool,
-        /// Print the sweep's points in canonical order with their stable ids (tab-separated), and run nothing.
+        /// Print the sweep's points in canonical order with their stable ids, swept values, effective policy
+        /// and model settings (defaults resolved), tab-separated, and run nothing.
         #[arg(long, conflicts_with_all = ["trace", "show", "out", "shard", "resume"])]
         list_points: bool,
         /// Run only shard I of N (0-based; `auto` reads an array job's index) into <out>/shard-I-of-N/

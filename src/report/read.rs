@@ -40,6 +40,12 @@ pub struct ManifestRecord {
     /// Per point, the client policy it ran (absent before the field existed, and for models without one).
     #[serde(default)]
     pub policies: Vec<String>,
+    /// Per point, the model's verdict-deciding settings, defaults resolved (absent before the field existed).
+    #[serde(default)]
+    pub settings: Vec<String>,
+    /// What the results say about themselves: a backlog still growing when new work stopped.
+    #[serde(default)]
+    pub warnings: Vec<String>,
 }
 
 fn first_format() -> u32 {

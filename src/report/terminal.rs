@@ -213,26 +213,34 @@ pub fn render(folder: &ResultsFolder, view: &View) -> String {
     text
 }
 
-/// The client policy each point ran, from the manifest, wrapped and never cut: once when every point ran the same,
-/// else once per different policy, labelled with the swept values its points share.
+/// The results' warnings, then the client policy and the model's settings each point ran, from the manifest,
+/// wrapped and never cut: each once when every point ran the same, else once per different text, labelled with the
+/// swept values its points share.
 fn policy_section(folder: &ResultsFolder, rows: &[PointRow], width: usize, lines: &mut Vec<String>) {
-    let policies = &folder.manifest.policies;
-    if policies.is_empty() {
-        return;
+    for warning in &folder.manifest.warnings {
+        lines.extend(wrap(&format!("warning: {warning}"), width, 4));
     }
-    let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (point, policy) in policies.iter().enumerate() {
-        match groups.iter_mut().find(|(text, _)| text == policy) {
-            Some((_, points)) => points.push(point),
-            None => groups.push((policy, vec![point])),
+    if !folder.manifest.warnings.is_empty() {
+        lines.push(String::new());
+    }
+    for (name, texts) in [("client policy", &folder.manifest.policies), ("model settings", &folder.manifest.settings)] {
+        if texts.is_empty() {
+            continue;
         }
-    }
-    if groups.len() == 1 {
-        lines.extend(wrap(&format!("client policy: {}", policies[0]), width, 4));
-    } else {
-        lines.push("client policy per point:".to_owned());
-        for (policy, points) in &groups {
-            lines.extend(wrap(&format!("  {}: {policy}", group_label(folder, rows, points)), width, 6));
+        let mut groups: Vec<(&str, Vec<usize>)> = Vec::new();
+        for (point, text) in texts.iter().enumerate() {
+            match groups.iter_mut().find(|(shared, _)| shared == text) {
+                Some((_, points)) => points.push(point),
+                None => groups.push((text, vec![point])),
+            }
+        }
+        if groups.len() == 1 {
+            lines.extend(wrap(&format!("{name}: {}", texts[0]), width, 4));
+        } else {
+            lines.push(format!("{name} per point:"));
+            for (text, points) in &groups {
+                lines.extend(wrap(&format!("  {}: {text}", group_label(folder, rows, points)), width, 6));
+            }
         }
     }
     lines.push(String::new());

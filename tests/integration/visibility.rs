@@ -108,3 +108,17 @@ fn a_bounded_queue_or_a_healthy_load_is_not_warned_about() {
     let (_, _, manifest, _) = run(QUEUE, &["rate=900"]);
     assert_eq!(manifest["warnings"].as_array().unwrap().len(), 0, "below capacity: {manifest}");
 }
+
+#[test]
+fn show_prints_the_warnings_and_the_model_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "queue-grows.toml", QUEUE);
+    let out = dir.path().join("out");
+    retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
+    let assert = retrylab().args(["show", out.to_str().unwrap()]).env("COLUMNS", "100").assert().success();
+    let shown = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let joined = shown.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("warning: rate=1500: the server's queue was still growing"), "{shown}");
+    assert!(joined.contains("model settings: workers 10, queue_limit unset: unlimited (default)"), "{shown}");
+    assert!(shown.lines().all(|line| line.chars().count() <= 100), "fits COLUMNS: {shown}");
+}
