@@ -122,3 +122,18 @@ fn show_prints_the_warnings_and_the_model_settings() {
     assert!(joined.contains("model settings: workers 10, queue_limit unset: unlimited (default)"), "{shown}");
     assert!(shown.lines().all(|line| line.chars().count() <= 100), "fits COLUMNS: {shown}");
 }
+
+#[test]
+fn a_call_graphs_services_show_the_settings_they_set_themselves() {
+    let scenario = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/call-graph.toml");
+    let assert = retrylab().args(["run", scenario, "--list-points"]).assert().success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let mut lines = stdout.lines();
+    let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let model = header.iter().position(|column| *column == "model").expect("a model column");
+    let settings = lines.next().unwrap().split('\t').nth(model).unwrap().to_owned();
+    assert!(settings.starts_with("workers 0 (default), queue_limit unset: unbounded (default),"), "{settings}");
+    assert!(settings.contains("; frontend: workers 64, service_mean 1ms;"), "{settings}");
+    assert!(settings.contains("; users: service exponential, service_mean 2ms;"), "{settings}");
+    assert!(!settings.contains("; auth: workers"), "auth sets no workers of its own: {settings}");
+}
