@@ -405,7 +405,7 @@ limiter = ["preset", "off"]
     let listed = retrylab().args(["run", scenario.to_str().unwrap(), "--list-points"]).assert().success();
     let listed = String::from_utf8(listed.get_output().stdout.clone()).unwrap();
     let lines: Vec<&str> = listed.lines().collect();
-    assert!(lines[0].ends_with("strategy\tlimiter\tpolicy"), "{listed}");
+    assert!(lines[0].ends_with("strategy\tlimiter\tpolicy\tmodel"), "{listed}");
     // `preset` runs the preset's limiter, and the policy column names it; `off` runs none; a plain strategy has
     // no preset, so `preset` runs none there.
     assert!(
@@ -413,7 +413,7 @@ limiter = ["preset", "off"]
     );
     assert!(lines[2].contains("botocore-standard\toff\t") && lines[2].contains("limiter none"), "{listed}");
     assert!(lines[3].contains("full-jitter\tpreset\tfull-jitter b=5ms c=2s m=2, unlimited attempts"), "{listed}");
-    assert!(lines[3].ends_with("limiter none, retry_on 429, 502, 503, 504, timeout, reset, rejected"), "{listed}");
+    assert!(lines[3].contains("limiter none, retry_on 429, 502, 503, 504, timeout, reset, rejected\t"), "{listed}");
     let out = dir.path().join("out");
     retrylab().args(["run", scenario.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"]).assert().success();
     let manifest: serde_json::Value =
