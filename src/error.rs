@@ -36,6 +36,9 @@ pub enum Error {
     /// `resumable`, the same command with `--resume` goes on from there. The binary exits with 128 + `signal`.
     #[error("{message}")]
     Interrupted { signal: i32, message: String, resumable: bool },
+    /// The browser lab stopped a run because a newer one took its place (or the server is shutting down).
+    #[error("cancelled: a newer run took this one's place")]
+    Cancelled,
 }
 
 impl Error {

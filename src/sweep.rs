@@ -7,6 +7,7 @@
 //! matter.
 
 use std::sync::Mutex;
+use std::sync::atomic::AtomicUsize;
 
 use rayon::prelude::*;
 
@@ -35,6 +36,8 @@ pub struct SweepSettings {
     pub threads: Option<usize>,
     /// Events after which a run stops and is reported as truncated (`None`: [`crate::model::event_cap`]'s default).
     pub max_events_per_run: Option<u64>,
+    /// The flag that stops the sweep (see [`crate::interrupt::check_flag`]): the process's signal, or a lab run's.
+    pub stop: &'static AtomicUsize,
 }
 
 impl SweepSettings {
@@ -46,6 +49,7 @@ impl SweepSettings {
             timeline_bucket: scenario.timeline_bucket,
             threads,
             max_events_per_run: scenario.max_events_per_run,
+            stop: &crate::interrupt::SIGNAL,
         }
     }
 }
@@ -216,13 +220,14 @@ fn execute(
             .replicates
             .par_iter()
             .map(|&replicate| {
-                crate::interrupt::check()?;
+                crate::interrupt::check_flag(settings.stop)?;
                 let seeds = planned.seeds(settings.master_seed, replicate);
                 let run = RunSettings {
                     seeds,
                     bucket: settings.timeline_bucket,
                     max_events: crate::model::event_cap(settings.max_events_per_run, &planned.config),
                     trace: false,
+                    stop: settings.stop,
                 };
                 let mut output = planned.config.simulate(run);
                 if fold {
@@ -234,7 +239,7 @@ fn execute(
             })
             .collect::<Result<_, crate::Error>>()?;
         // A signal may have cut one of these runs short: once one has come, no point is stored.
-        crate::interrupt::check()?;
+        crate::interrupt::check_flag(settings.stop)?;
         on_point_done(&runs, &folds[share.point].lock().unwrap_or_else(|poisoned| poisoned.into_inner()))?;
         Ok(runs)
     };

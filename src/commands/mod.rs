@@ -273,6 +273,7 @@ fn stage_trace(
         bucket: settings.timeline_bucket,
         max_events: crate::model::event_cap(settings.max_events_per_run, &point.config),
         trace: true,
+        stop: settings.stop,
     };
     let output = point.config.simulate(run_settings);
     crate::interrupt::check()?;

@@ -11,6 +11,8 @@ pub(crate) mod verdict;
 
 pub mod trace;
 
+use std::sync::atomic::AtomicUsize;
+
 use crate::engine::RunSeeds;
 use crate::params::{ParamError, ParamSpec, PartTable, Point, Value};
 use crate::stats::Support;
@@ -79,7 +81,7 @@ impl Unit {
 }
 
 /// How one replicate runs: its seeds, the timeline's bucket width, and a cap on events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub struct RunSettings {
     pub seeds: RunSeeds,
     pub bucket: SimDuration,
@@ -88,6 +90,8 @@ pub struct RunSettings {
     pub max_events: u64,
     /// Record a [`trace::Span`] per attempt into [`RunOutput::spans`] (for `--trace`; off in sweeps).
     pub trace: bool,
+    /// The flag that ends the run early once non-zero: the process's stop signal, or a lab run's own flag.
+    pub stop: &'static AtomicUsize,
 }
 
 /// The default cap on events per run, for runs of up to [`DEFAULT_MAX_EVENTS`] / [`EVENTS_PER_RECORD`] clients.
@@ -105,15 +109,21 @@ pub fn event_cap(explicit: Option<u64>, config: &ModelConfig) -> u64 {
 impl RunSettings {
     /// Settings with one seed for the world and the policy (tests, and runs outside a sweep).
     pub fn new(seed: u64, bucket: SimDuration) -> Self {
-        RunSettings { seeds: RunSeeds::single(seed), bucket, max_events: DEFAULT_MAX_EVENTS, trace: false }
+        RunSettings {
+            seeds: RunSeeds::single(seed),
+            bucket,
+            max_events: DEFAULT_MAX_EVENTS,
+            trace: false,
+            stop: &crate::interrupt::SIGNAL,
+        }
     }
 
-    /// The engine's limits for this run: the event cap, and the process's stop signal (a run in progress ends
-    /// when one arrives; the sweep then keeps none of its point's runs).
+    /// The engine's limits for this run: the event cap, and its stop flag (a run in progress ends when a signal
+    /// arrives or the lab cancels it; the sweep then keeps none of its point's runs).
     pub fn limit(&self) -> crate::engine::RunLimit {
         crate::engine::RunLimit {
             max_events: self.max_events,
-            abort: Some(&crate::interrupt::SIGNAL),
+            abort: Some(self.stop),
             ..crate::engine::RunLimit::default()
         }
     }
