@@ -67,6 +67,29 @@ pub fn write_results(
     staging.commit(&written, &["paired.csv", read::OUTCOME_TIMELINE])
 }
 
+/// The CSV tables of a study as [`write_results`] writes them: the browser lab serves these same bytes.
+pub(crate) struct CsvTables {
+    pub(crate) summary: Vec<u8>,
+    pub(crate) timeline: Vec<u8>,
+    pub(crate) latency: Option<Vec<u8>>,
+    pub(crate) paired: Option<Vec<u8>>,
+}
+
+/// summary.csv, timeline.csv, latency.csv (models that measure latency) and paired.csv (sweeps with a policy axis).
+pub(crate) fn csv_tables(
+    scenario: &Scenario,
+    points: &[PlannedPoint],
+    runs: &[Run],
+    aggregate: &Aggregate,
+) -> CsvTables {
+    CsvTables {
+        summary: tables::summary_csv(scenario, points, aggregate),
+        timeline: tables::timeline_csv(scenario, points, aggregate),
+        latency: tables::latency_csv(scenario, points, aggregate),
+        paired: paired::paired_csv(scenario, points, runs, aggregate),
+    }
+}
+
 /// [`write_results`]' files, written into `out`.
 fn write_files(
     scenario: &Scenario,
@@ -83,9 +106,7 @@ fn write_files(
         written.push(path);
         Ok(())
     };
-    let summary = tables::summary_csv(scenario, points, aggregate);
-    let timeline = tables::timeline_csv(scenario, points, aggregate);
-    let latency = tables::latency_csv(scenario, points, aggregate);
+    let CsvTables { summary, timeline, latency, paired } = csv_tables(scenario, points, runs, aggregate);
     let outcome_timeline = tables::outcome_timeline_csv(scenario, points, aggregate);
     let manifest = Manifest::new(scenario, points, info, aggregate);
     let parse = |name: &str, bytes: &[u8]| read::Table::parse(&out.join(name), bytes);
@@ -105,7 +126,7 @@ fn write_files(
     if let Some(latency) = latency {
         put(&mut written, "latency.csv", latency)?;
     }
-    if let Some(paired) = paired::paired_csv(scenario, points, runs, aggregate) {
+    if let Some(paired) = paired {
         put(&mut written, "paired.csv", paired)?;
     }
     if let Some(outcome_timeline) = outcome_timeline {
