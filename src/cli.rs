@@ -317,6 +317,27 @@ pub enum Command {
         #[arg(long, conflicts_with = "out")]
         paired: bool,
     },
+    /// Serve the lab in a browser: every committed scenario, plus the scenario files and results folders given.
+    #[command(after_help = "Listens on 127.0.0.1 only, unless --bind says otherwise; answers only requests that \
+        name the server itself (Host, Origin). The page and its JSON API are described in docs/lab.md.\n\n\
+        Examples:\n  \
+        retrylab serve\n  \
+        retrylab serve --open --port 8080\n  \
+        retrylab serve my-study.toml results/thundering-herd")]
+    Serve {
+        /// Scenario files (.toml) and results folders to serve beside the committed scenarios.
+        #[arg(value_name = "SCENARIO|DIR")]
+        inputs: Vec<PathBuf>,
+        /// The port to listen on; 0 picks a free one.
+        #[arg(long, value_name = "N", default_value_t = 7878)]
+        port: u16,
+        /// The address to listen on. Anything but loopback lets other machines run studies here.
+        #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// Open the page in the default browser.
+        #[arg(long)]
+        open: bool,
+    },
 }
 
 /// `--trace-format` of `retrylab run`.

@@ -108,6 +108,7 @@ pub mod commands;
 pub mod engine;
 mod error;
 pub mod interrupt;
+pub mod lab;
 pub(crate) mod metrics;
 pub mod model;
 pub mod params;

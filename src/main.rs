@@ -114,6 +114,9 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
         cli::Command::Compare { dirs, metric, out, paired } => {
             commands::compare(&CompareOptions { dirs, metric, out, paired }, &mut stdout)
         }
+        cli::Command::Serve { inputs, port, bind, open } => {
+            retrylab::lab::serve(&retrylab::lab::ServeOptions { inputs, bind, port, open }, &mut stdout)
+        }
     }
 }
 

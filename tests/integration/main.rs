@@ -15,6 +15,7 @@ mod golden;
 mod honest_metrics;
 mod hostile_input;
 mod interrupts;
+mod lab;
 mod memory;
 mod metastability;
 mod models_input;

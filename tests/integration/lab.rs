@@ -1,0 +1,255 @@
+//! `retrylab serve` (issue 31) on the real binary, spoken to over raw TCP so that malformed and hostile requests
+//! can be sent as they are: the API's numbers equal `retrylab run`'s CSV cell for cell, bad input is a 4xx with
+//! the CLI's message, foreign Host and Origin are refused, bodies are bounded, a newer run on a channel cancels the
+//! older one, and Ctrl-C stops the server.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::common::retrylab;
+
+/// A lab server on a free loopback port, stopped when dropped.
+struct Lab {
+    child: Child,
+    port: u16,
+}
+
+impl Lab {
+    fn start(inputs: &[&str]) -> Lab {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_retrylab"))
+            .args(["serve", "--port", "0"])
+            .args(inputs)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let port = line
+            .split("http://127.0.0.1:")
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("no URL in the first line: {line:?}"));
+        Lab { child, port }
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Sends `head` (request line and headers, without the blank line) and `body`; returns status and body.
+    fn raw(&self, head: &str, body: &[u8]) -> (u16, String) {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+        let request = format!("{head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+        stream.write_all(request.as_bytes()).unwrap();
+        // A server may answer (413) before it has read a body it refuses; the rest of the write may then fail.
+        let _ = stream.write_all(body);
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer).into_owned();
+        let status = answer.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+        let body = answer.split_once("\r\n\r\n").map_or(String::new(), |(_, body)| body.to_owned());
+        (status, body)
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        let (status, body) = self.raw(&format!("GET {path} HTTP/1.1\r\nHost: {}", self.host()), b"");
+        (status, serde_json::from_str(&body).unwrap_or(Value::String(body)))
+    }
+
+    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let head = format!("POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json", self.host());
+        let (status, body) = self.raw(&head, body.to_string().as_bytes());
+        (status, serde_json::from_str(&body).unwrap_or(Value::String(body)))
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A CSV file as the API gives a table: its header and its rows of cells.
+fn csv_table(path: &Path) -> Value {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let columns: Vec<String> = reader.headers().unwrap().iter().map(str::to_owned).collect();
+    let rows: Vec<Vec<String>> =
+        reader.records().map(|record| record.unwrap().iter().map(str::to_owned).collect()).collect();
+    json!({ "columns": columns, "rows": rows })
+}
+
+#[test]
+fn the_api_lists_the_committed_scenarios_and_gives_their_text() {
+    let lab = Lab::start(&[]);
+    let (status, catalog) = lab.get("/api/scenarios");
+    assert_eq!(status, 200);
+    let names: Vec<&str> =
+        catalog["scenarios"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"thundering-herd") && names.contains(&"aws-jitter-2015"), "{names:?}");
+    let (status, herd) = lab.get("/api/scenarios/thundering-herd");
+    assert_eq!(status, 200);
+    assert_eq!(herd["source"].as_str().unwrap(), std::fs::read_to_string("scenarios/thundering-herd.toml").unwrap());
+    assert_eq!(herd["path"], "scenarios/thundering-herd.toml");
+    let (status, page) = lab.get("/");
+    assert_eq!(status, 200);
+    assert!(page.as_str().unwrap().contains("<script src=\"/lab.js\">"));
+}
+
+#[test]
+fn a_run_answers_the_cells_retrylab_run_writes() {
+    let set = ["clients=300", "replicates=3", r#"strategy=["exponential", "full-jitter"]"#];
+    let lab = Lab::start(&[]);
+    let (status, answer) = lab.post("/api/run", &json!({ "scenario": "thundering-herd", "set": set }));
+    assert_eq!(status, 200, "{answer}");
+    let out = tempfile::tempdir().unwrap();
+    let mut cli = retrylab();
+    cli.args(["run", "scenarios/thundering-herd.toml", "--quiet", "--out"]).arg(out.path());
+    for argument in set {
+        cli.args(["--set", argument]);
+    }
+    assert!(cli.output().unwrap().status.success());
+    assert_eq!(answer["summary"], csv_table(&out.path().join("summary.csv")));
+    assert_eq!(answer["timeline"], csv_table(&out.path().join("timeline.csv")));
+    assert_eq!(answer["paired"], csv_table(&out.path().join("paired.csv")));
+    let manifest: Value = serde_json::from_slice(&std::fs::read(out.path().join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(answer["warnings"], manifest["warnings"]);
+    assert_eq!(
+        answer["command"],
+        r#"retrylab run scenarios/thundering-herd.toml --set clients=300 --set replicates=3 --set 'strategy=["exponential", "full-jitter"]'"#
+    );
+}
+
+#[test]
+fn bad_input_gets_the_clis_message_and_a_4xx() {
+    let lab = Lab::start(&[]);
+    let (status, answer) = lab.post("/api/run", &json!({ "scenario": "thundering-herd", "set": ["clients=abc"] }));
+    assert_eq!(status, 400);
+    assert_eq!(answer["field"], "set");
+    let cli = retrylab().args(["run", "scenarios/thundering-herd.toml", "--set", "clients=abc"]).output().unwrap();
+    assert_eq!(cli.status.code(), Some(2));
+    let printed = String::from_utf8(cli.stderr).unwrap();
+    assert_eq!(printed.trim_end().strip_prefix("Error: ").unwrap(), answer["error"].as_str().unwrap());
+
+    let cases: [(&str, &[u8], u16, &str); 6] = [
+        ("POST /api/run", b"{not json", 400, "request body"),
+        ("POST /api/run", br#"{"scenario": "thundering-herd", "sets": []}"#, 400, "unknown field `sets`"),
+        ("POST /api/run", br#"{"scenario": "../../etc/passwd"}"#, 404, "no scenario named"),
+        ("POST /api/run", br#"{"scenario": "thundering-herd", "set": [1]}"#, 400, "request body"),
+        ("GET /results/../Cargo.toml", b"", 404, ""),
+        ("GET /api/nothing-here", b"", 404, "no such page"),
+    ];
+    for (line, body, expected, says) in cases {
+        let (status, answer) = lab.raw(&format!("{line} HTTP/1.1\r\nHost: {}", lab.host()), body);
+        assert_eq!(status, expected, "{line} {}: {answer}", String::from_utf8_lossy(body));
+        assert!(answer.contains(says), "{line}: {answer}");
+    }
+    let (status, answer) =
+        lab.post("/api/run", &json!({ "scenario": "thundering-herd", "set": ["clients=100000000"] }));
+    assert_eq!(status, 422, "{answer}");
+    let message = answer["error"].as_str().unwrap();
+    assert!(message.contains("too large for the lab") && message.contains("retrylab run scenarios/"), "{message}");
+}
+
+#[test]
+fn foreign_hosts_and_origins_and_large_bodies_are_refused() {
+    let lab = Lab::start(&[]);
+    let (status, _) = lab.raw("GET /api/scenarios HTTP/1.1\r\nHost: attacker.example:80", b"");
+    assert_eq!(status, 421, "a DNS name rebound to this machine");
+    let (status, _) = lab.raw("GET /api/scenarios HTTP/1.1", b"");
+    assert_eq!(status, 421, "no Host at all");
+    let head = format!("GET /api/scenarios HTTP/1.1\r\nHost: {}\r\nOrigin: http://attacker.example", lab.host());
+    assert_eq!(lab.raw(&head, b"").0, 403, "another site's page");
+    let head = format!("GET /api/scenarios HTTP/1.1\r\nHost: {0}\r\nOrigin: http://{0}", lab.host());
+    assert_eq!(lab.raw(&head, b"").0, 200, "the lab's own page");
+    let head = format!("GET /api/scenarios HTTP/1.1\r\nHost: localhost:{}", lab.port);
+    assert_eq!(lab.raw(&head, b"").0, 200, "localhost names a loopback server too");
+    let huge = vec![b' '; retrylab::lab::MAX_BODY_BYTES + 1];
+    let head = format!("POST /api/run HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json", lab.host());
+    assert_eq!(lab.raw(&head, &huge).0, 413);
+    assert_eq!(lab.get("/api/scenarios").0, 200, "the server keeps serving");
+}
+
+#[test]
+fn a_newer_run_on_a_channel_cancels_the_older() {
+    let lab = std::sync::Arc::new(Lab::start(&[]));
+    let first = {
+        let lab = std::sync::Arc::clone(&lab);
+        std::thread::spawn(move || {
+            let set = ["replicates=300"];
+            lab.post("/api/run", &json!({ "scenario": "thundering-herd", "set": set, "channel": "pane" }))
+        })
+    };
+    let started = Instant::now();
+    loop {
+        let (_, progress) = lab.get("/api/progress");
+        if progress["runs"].as_array().unwrap().iter().any(|run| run["channel"] == "pane") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the first run never showed in /api/progress");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (status, second) =
+        lab.post("/api/run", &json!({ "scenario": "thundering-herd", "set": ["replicates=1"], "channel": "pane" }));
+    assert_eq!(status, 200, "{second}");
+    let (status, first) = first.join().unwrap();
+    assert_eq!(status, 409, "{first}");
+    assert!(first["error"].as_str().unwrap().contains("cancelled"));
+}
+
+#[test]
+fn a_results_folder_given_is_served_by_file_name_only() {
+    let lab = Lab::start(&["results/retry-after"]);
+    let (status, catalog) = lab.get("/api/scenarios");
+    assert_eq!(status, 200);
+    let folder = &catalog["results"][0];
+    assert_eq!(folder["name"], "retry-after");
+    assert!(folder["files"].as_array().unwrap().contains(&json!("summary.csv")));
+    let (status, summary) =
+        lab.raw(&format!("GET /results/retry-after/summary.csv HTTP/1.1\r\nHost: {}", lab.host()), b"");
+    assert_eq!(status, 200);
+    assert_eq!(summary, std::fs::read_to_string("results/retry-after/summary.csv").unwrap());
+    for path in [
+        "/results/retry-after/..%2Fthundering-herd%2Fsummary.csv",
+        "/results/retry-after/.%2E",
+        "/results/x/summary.csv",
+    ] {
+        let (status, _) = lab.raw(&format!("GET {path} HTTP/1.1\r\nHost: {}", lab.host()), b"");
+        assert_eq!(status, 404, "{path}");
+    }
+}
+
+#[test]
+fn bad_inputs_to_serve_are_refused_before_it_listens() {
+    let scenario = retrylab().args(["serve", "--port", "0", "Cargo.toml"]).output().unwrap();
+    assert_eq!(scenario.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&scenario.stderr).contains("Cargo.toml"));
+    let folder = retrylab().args(["serve", "--port", "0", "src"]).output().unwrap();
+    assert_eq!(folder.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&folder.stderr).contains("holds no summary.csv"));
+}
+
+#[test]
+fn ctrl_c_stops_the_server_cleanly() {
+    let mut lab = Lab::start(&[]);
+    assert_eq!(lab.get("/api/scenarios").0, 200);
+    let sent = Command::new("kill").args(["-INT", &lab.child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = lab.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "still serving 10 s after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+}
