@@ -175,6 +175,8 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
     let started = Instant::now();
     let slot = Arc::new(slot);
     let running = Arc::clone(&slot);
+    // A page that goes away (the connection closes) drops this future: the guard then stops its run.
+    let guard = CancelOnDrop(Arc::clone(&slot));
     let task = tokio::task::spawn_blocking(move || {
         let finished = runs::execute(&scenario, &points, &running);
         (scenario, points, finished)
@@ -192,6 +194,7 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
             ));
         }
     };
+    drop(guard);
     let (scenario, points, finished) =
         joined.map_err(|error| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, format!("the run failed: {error}")))?;
     let finished = finished.map_err(|error| match error {
@@ -200,6 +203,16 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
         other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, chain(&other)),
     })?;
     Ok(Json(answer(&scenario.name, &request.set, &command, points.len(), scenario.replicates, finished, started)))
+}
+
+/// Cancels its slot's run when dropped: by the handler once the run has ended (a no-op then), or with the
+/// handler's future when the client goes away mid-run.
+struct CancelOnDrop(Arc<Slot>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
 }
 
 fn answer(

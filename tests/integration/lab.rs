@@ -178,13 +178,17 @@ fn foreign_hosts_and_origins_and_large_bodies_are_refused() {
     assert_eq!(lab.get("/api/scenarios").0, 200, "the server keeps serving");
 }
 
+/// A study that takes seconds (4 strategies × 10 herds of 100,000 clients, just within the lab's size limit), so
+/// that a request sent once it shows in /api/progress finds it still running.
+const LONG_RUN: [&str; 2] = ["clients=100000", "replicates=10"];
+
 #[test]
 fn a_newer_run_on_a_channel_cancels_the_older() {
     let lab = std::sync::Arc::new(Lab::start(&[]));
     let first = {
         let lab = std::sync::Arc::clone(&lab);
         std::thread::spawn(move || {
-            let set = ["replicates=300"];
+            let set = LONG_RUN;
             lab.post("/api/run", &json!({ "scenario": "thundering-herd", "set": set, "channel": "pane" }))
         })
     };
@@ -252,4 +256,32 @@ fn ctrl_c_stops_the_server_cleanly() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_run_whose_page_went_away_is_stopped() {
+    let lab = Lab::start(&[]);
+    let body = json!({ "scenario": "thundering-herd", "set": LONG_RUN, "channel": "gone" }).to_string();
+    let mut stream = TcpStream::connect(("127.0.0.1", lab.port)).unwrap();
+    let head = format!("POST /api/run HTTP/1.1\r\nHost: {}\r\nContent-Length: {}\r\n\r\n", lab.host(), body.len());
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body.as_bytes()).unwrap();
+    let running = || {
+        let (_, progress) = lab.get("/api/progress");
+        progress["runs"].as_array().unwrap().iter().find(|run| run["channel"] == "gone").cloned()
+    };
+    let started = Instant::now();
+    while running().is_none() {
+        assert!(started.elapsed() < Duration::from_secs(60), "the run never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(stream);
+    let mut last = Value::Null;
+    while let Some(run) = running() {
+        last = run;
+        assert!(started.elapsed() < Duration::from_secs(120), "the run went on after its page went away");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Cancelled at once, it stops with few of its 40 runs done; left to finish, it would be seen near 40.
+    assert!(last.is_null() || last["done"].as_u64().unwrap() <= 20, "stopped only at {last}");
 }
