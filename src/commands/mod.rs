@@ -7,7 +7,7 @@ mod delays;
 mod metrics;
 mod paths;
 mod sharded;
-mod strategies;
+pub(crate) mod strategies;
 mod tune;
 mod view;
 

@@ -13,7 +13,7 @@ use crate::policy::limiters::LimiterKind;
 use crate::policy::{Strategy, presets};
 
 /// What `limiter` accepts besides the shipped limiters, with what it means.
-const OWN_LIMITERS: &[(&str, &str)] = &[
+pub(crate) const OWN_LIMITERS: &[(&str, &str)] = &[
     ("none", "no limiter of the client's own: the preset's, when `strategy` is a preset (written, refused there)"),
     ("off", "no limiter at all, not even a preset's"),
     ("preset", "the preset's own limiter, when `strategy` is a preset; else none"),

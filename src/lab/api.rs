@@ -108,8 +108,10 @@ pub(crate) async fn scenarios(State(lab): State<Arc<Lab>>) -> Json<Value> {
 /// `GET /api/scenarios/{name}`: one scenario with its TOML text.
 pub(crate) async fn scenario(State(lab): State<Arc<Lab>>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
     let entry = find(&lab.catalog, &name)?;
+    let scenario = entry.load(&[]).map_err(|error| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, chain(&error)))?;
     let mut item = serde_json::to_value(ScenarioItem::from(entry)).unwrap_or_default();
     item["source"] = json!(entry.source);
+    item["controls"] = json!(super::controls::controls(&scenario));
     Ok(Json(item))
 }
 
@@ -202,7 +204,31 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
         Error::Interrupted { .. } => ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the lab is stopping"),
         other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, chain(&other)),
     })?;
-    Ok(Json(answer(&scenario.name, &request.set, &command, points.len(), scenario.replicates, finished, started)))
+    let mut answer =
+        answer(&scenario.name, &request.set, &command, points.len(), scenario.replicates, finished, started);
+    answer["swept"] = json!(scenario.sweep.iter().map(|axis| axis.name).collect::<Vec<_>>());
+    answer["series"] = json!(timeline_series(&scenario));
+    answer["metrics"] = json!(
+        scenario
+            .model
+            .metrics()
+            .iter()
+            .map(|metric| json!({ "name": metric.name, "help": metric.help }))
+            .collect::<Vec<_>>()
+    );
+    Ok(Json(answer))
+}
+
+/// The timeline series the scenario's charts lead with: its `[charts] timeline_series`, else the model's default,
+/// else every series.
+fn timeline_series(scenario: &crate::scenario::Scenario) -> Vec<&'static str> {
+    if !scenario.charts.timeline_series.is_empty() {
+        return scenario.charts.timeline_series.clone();
+    }
+    match scenario.model.default_timeline_series() {
+        [] => scenario.model.timeline_series().to_vec(),
+        chosen => chosen.to_vec(),
+    }
 }
 
 /// Cancels its slot's run when dropped: by the handler once the run has ended (a no-op then), or with the

@@ -8,6 +8,7 @@
 
 mod api;
 mod catalog;
+mod controls;
 mod runs;
 
 use std::io::Write;
@@ -50,6 +51,7 @@ const PAGE: &[(&str, &str, &str)] = &[
     ("/", "text/html; charset=utf-8", include_str!("assets/index.html")),
     ("/lab.js", "text/javascript; charset=utf-8", include_str!("assets/lab.js")),
     ("/lab.css", "text/css; charset=utf-8", include_str!("assets/lab.css")),
+    ("/colours.json", "application/json", include_str!("../../assets/colours.json")),
 ];
 
 /// Checks every input, binds, prints the URL, then serves until a signal asks the process to stop.

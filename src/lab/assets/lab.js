@@ -1,102 +1,258 @@
-// The lab's page: a list of the scenarios served, and a bench that runs one through the JSON API (docs/lab.md).
-// The page computes no metric: every number shown is a cell of the API's answer, as summary.csv holds it.
+// The lab's page: the scenarios served, and a bench that runs one through the JSON API (docs/lab.md). The page
+// computes no metric: every number it shows is a cell of the API's answer, as summary.csv and timeline.csv hold it.
 "use strict";
 
 const view = document.getElementById("view");
 const status = document.getElementById("status");
+const SVG = "http://www.w3.org/2000/svg";
 
-// Builds an element: el("p", {class: "small"}, "text", child, ...).
+// el("p", {class: "small"}, "text", child, ...): an element with attributes and children.
 function el(tag, attributes, ...children) {
-  const node = document.createElement(tag);
+  const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
   for (const [name, value] of Object.entries(attributes || {})) node.setAttribute(name, value);
   for (const child of children) node.append(child);
   return node;
 }
 
 async function api(path, body) {
-  const options = body === undefined ? {} : { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+  const options = body === undefined ? {} :
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
   const response = await fetch(path, options);
   const answer = await response.json();
   if (!response.ok) throw Object.assign(new Error(answer.error), { status: response.status });
   return answer;
 }
 
-// The route lives in the hash, so a link reopens the same study: #/s/<name>?set=k=v&set=k2=v2
+// Colours: one per series name, as in every chart and notebook (assets/colours.json): a named colour, else the
+// fallback at FNV-1a 64 of the name, else the first fallback colour this chart has not used yet.
+let palette = { named: {}, fallback: ["#1f77b4"] };
+function fnv1a64(text) {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of new TextEncoder().encode(text)) hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
+  return hash;
+}
+function colours(names) {
+  const taken = new Set();
+  return names.map((name) => {
+    let colour = palette.named[name] || palette.fallback[Number(fnv1a64(name) % BigInt(palette.fallback.length))];
+    if (!palette.named[name] && taken.has(colour)) colour = palette.fallback.find((c) => !taken.has(c)) || colour;
+    taken.add(colour);
+    return colour;
+  });
+}
+
+// The route is in the hash, so a link reopens the same study: #/s/<name>?set=k%3Dv&set=...
 function route() {
   const [path, query] = location.hash.slice(1).split("?");
-  const params = new URLSearchParams(query || "");
-  return { path: path || "/", set: params.getAll("set") };
+  return { path: path || "/", set: new URLSearchParams(query || "").getAll("set") };
 }
 
 async function home() {
   const catalog = await api("/api/scenarios");
   const cards = el("ul", { class: "cards" });
   for (const scenario of catalog.scenarios) {
-    const link = el("a", { href: `#/s/${encodeURIComponent(scenario.name)}` },
+    cards.append(el("li", {}, el("a", { href: `#/s/${encodeURIComponent(scenario.name)}` },
       el("strong", {}, scenario.name), el("div", { class: "small" }, scenario.description || scenario.title),
-      el("div", { class: "small" }, `${scenario.model} · ${scenario.points} points × ${scenario.replicates} replicates`));
-    cards.append(el("li", {}, link));
+      el("div", { class: "small" }, `${scenario.model} · ${scenario.points} points × ${scenario.replicates} replicates`))));
   }
   view.replaceChildren(el("h1", {}, "Scenarios"), cards);
   if (catalog.results.length) {
     const list = el("ul", {});
     for (const folder of catalog.results) {
-      const report = folder.files.includes("report.html") ? "report.html" : "summary.csv";
-      list.append(el("li", {}, el("a", { href: `/results/${encodeURIComponent(folder.name)}/${report}` }, folder.name)));
+      const page = folder.files.includes("report.html") ? "report.html" : "summary.csv";
+      list.append(el("li", {}, el("a", { href: `/results/${encodeURIComponent(folder.name)}/${page}` }, folder.name)));
     }
     view.append(el("h2", {}, "Results folders"), list);
   }
 }
 
+// A control's value as the scenario holds it: its sweep as a TOML array, else its value, else its default.
+function original(control) {
+  if (control.swept) {
+    const numeric = control.kind === "count" || control.kind === "real";
+    return "[" + control.swept.map((v) => (numeric ? v : JSON.stringify(v))).join(", ") + "]";
+  }
+  return control.value ?? control.default ?? "";
+}
+
+// Durations as the scenario writes them ("5ms", "1.5s") to nanoseconds and back, for the log-scale sliders.
+const UNITS = [["h", 3600e9], ["m", 60e9], ["s", 1e9], ["ms", 1e6], ["us", 1e3], ["ns", 1]];
+function nanos(text) {
+  const match = /^([0-9.]+)\s*(ns|us|µs|ms|s|m|h)$/.exec(text.trim());
+  return match ? Number(match[1]) * UNITS.find(([unit]) => unit === match[2].replace("µ", "u"))[1] : NaN;
+}
+function duration(ns) {
+  const [unit, size] = UNITS.find(([, size]) => ns >= size) || ["ns", 1];
+  return `${Number((ns / size).toPrecision(3))}${unit}`;
+}
+
+// A slider over [value/10, value*10] on a log scale, for a positive number or duration.
+function slider(label, value, toNumber, fromNumber, onInput) {
+  const centre = toNumber(value);
+  if (!(centre > 0)) return null;
+  const range = el("input", { type: "range", min: -1000, max: 1000, value: 0, "aria-label": `${label} (slider)` });
+  range.addEventListener("input", () => onInput(fromNumber(centre * 10 ** (Number(range.value) / 1000))));
+  return range;
+}
+
+function controlRow(control, value, changed) {
+  const id = `control-${control.key}`;
+  const about = el("div", { class: "small" }, control.help);
+  let input;
+  if ((control.kind === "choice") && !control.swept) {
+    input = el("select", { id });
+    for (const group of control.groups) {
+      const optgroup = el("optgroup", { label: group.label });
+      for (const option of group.options) optgroup.append(el("option", { value: option.name, title: option.about }, option.name));
+      input.append(optgroup);
+    }
+    input.value = value;
+    const explain = () => {
+      const chosen = control.groups.flatMap((g) => g.options).find((o) => o.name === input.value);
+      about.textContent = chosen && chosen.about ? chosen.about : control.help;
+    };
+    explain();
+    input.addEventListener("change", () => { explain(); changed(); });
+  } else {
+    input = el("input", { id, type: "text", value, spellcheck: "false" });
+    input.addEventListener("change", changed);
+  }
+  const row = el("div", { class: "control" }, el("label", { for: id }, control.name), input);
+  if (!control.swept && (control.kind === "count" || control.kind === "real" || control.kind === "duration")) {
+    const isDuration = control.kind === "duration";
+    const fromNumber = isDuration ? duration : (x) => (control.kind === "count" ? String(Math.max(1, Math.round(x))) : String(Number(x.toPrecision(3))));
+    const range = slider(control.name, value, isDuration ? nanos : Number, fromNumber, (text) => { input.value = text; changed(); });
+    if (range) row.append(range);
+  }
+  row.append(about);
+  return { row, input };
+}
+
 async function bench(name, set) {
   const scenario = await api(`/api/scenarios/${encodeURIComponent(name)}`);
-  const sets = el("textarea", { id: "set", rows: 6, spellcheck: "false", "aria-describedby": "set-help" });
-  sets.value = set.join("\n");
-  const run = el("button", { type: "button" }, "Run");
+  const given = new Map(set.map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
   const output = el("section", { id: "output", "aria-live": "polite" });
-  const controls = el("section", {},
-    el("h1", {}, scenario.name), el("p", { class: "small" }, scenario.description),
-    el("label", { for: "set" }, "Overrides (one KEY=VALUE per line, as --set takes them)"),
-    el("p", { id: "set-help", class: "small" }, "e.g. clients=500, strategy=full-jitter, replicates=5"), sets, run,
-    el("details", {}, el("summary", {}, `${scenario.path}`), el("pre", {}, scenario.source)));
-  view.replaceChildren(el("div", { class: "bench" }, controls, output));
-  const start = () => {
-    const lines = sets.value.split("\n").map((line) => line.trim()).filter(Boolean);
-    const query = lines.map((line) => `set=${encodeURIComponent(line)}`).join("&");
+  const form = el("form", { class: "controls", onsubmit: "return false" });
+  const inputs = [];
+  let timer;
+  const changed = () => { clearTimeout(timer); timer = setTimeout(start, 150); };
+  const sections = new Map();
+  for (const control of scenario.controls) {
+    const start = original(control);
+    const { row, input } = controlRow(control, given.has(control.key) ? given.get(control.key) : start, changed);
+    given.delete(control.key);
+    inputs.push({ control, input, start });
+    if (!sections.has(control.section)) sections.set(control.section, el("fieldset", {}, el("legend", {}, control.section)));
+    sections.get(control.section).append(row);
+  }
+  const extra = el("textarea", { id: "extra", rows: 3, spellcheck: "false" });
+  extra.value = [...given].map(([key, value]) => `${key}=${value}`).join("\n");
+  extra.addEventListener("change", changed);
+  form.append(...sections.values(), el("label", { for: "extra" }, "Other overrides (KEY=VALUE per line, as --set takes them)"), extra);
+  view.replaceChildren(el("h1", {}, scenario.name), el("p", { class: "small" }, scenario.description),
+    el("div", { class: "bench" }, form, output));
+  function start() {
+    const overrides = inputs.filter(({ input, start }) => input.value.trim() !== start).map(({ control, input }) => `${control.key}=${input.value.trim()}`);
+    overrides.push(...extra.value.split("\n").map((line) => line.trim()).filter(Boolean));
+    const query = overrides.map((line) => `set=${encodeURIComponent(line)}`).join("&");
     history.replaceState(null, "", `#/s/${encodeURIComponent(name)}${query ? "?" + query : ""}`);
-    execute(name, lines, output);
-  };
-  run.addEventListener("click", start);
+    execute(name, overrides, output);
+  }
   start();
 }
 
 async function execute(name, set, output) {
   status.textContent = "running…";
+  output.setAttribute("aria-busy", "true");
   try {
     const answer = await api("/api/run", { scenario: name, set, channel: "bench" });
-    status.textContent = `${answer.points} points × ${answer.replicates} replicates in ${answer.elapsed_ms} ms`;
+    status.textContent = `${answer.points} points × ${answer.replicates} replicates, ${answer.elapsed_ms} ms`;
     output.replaceChildren(results(answer));
   } catch (error) {
     if (error.status === 409) return; // a newer run took this one's place
     status.textContent = "";
-    output.replaceChildren(el("p", { class: "error" }, error.message));
+    output.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
+  } finally {
+    output.removeAttribute("aria-busy");
   }
+}
+
+// The label of a row: its swept values, or the scenario's one point.
+function labels(table, swept) {
+  const at = swept.map((name) => table.columns.indexOf(name));
+  return (row) => (at.length ? at.map((i) => row[i]).join(", ") : "all");
 }
 
 function results(answer) {
   const part = el("div", {});
   for (const warning of answer.warnings) part.append(el("p", { class: "warning" }, `warning: ${warning}`));
-  part.append(el("h2", {}, "Summary"), el("div", { class: "scroll" }, grid(answer.summary, (column) => !column.endsWith("_sd"))));
-  part.append(el("h2", {}, "The same numbers from the CLI"), el("code", { class: "command" }, answer.command));
+  const series = answer.series[0];
+  if (series && answer.timeline.rows.length) part.append(el("h2", {}, `${series} per bucket`), timeline(answer, series));
+  part.append(el("h2", {}, "Summary (mean ± 95% interval)"), el("div", { class: "scroll" }, summary(answer)));
+  const copy = el("button", { type: "button" }, "Copy the CLI command");
+  copy.addEventListener("click", () => navigator.clipboard.writeText(answer.command).then(() => { copy.textContent = "Copied"; }));
+  part.append(el("h2", {}, "The same numbers from the CLI"), el("code", { class: "command" }, answer.command), copy);
   return part;
 }
 
-// A table of the API's cells, showing only the columns `keep` accepts.
-function grid(table, keep) {
-  const shown = table.columns.map((column, index) => [column, index]).filter(([column]) => keep(column));
-  const head = el("tr", {}, ...shown.map(([column]) => el("th", { scope: "col" }, column)));
-  const rows = table.rows.map((row) => el("tr", {}, ...shown.map(([, index]) => el("td", {}, row[index]))));
-  return el("table", {}, el("thead", {}, head), el("tbody", {}, ...rows));
+function summary(answer) {
+  const { columns, rows } = answer.summary;
+  const label = labels(answer.summary, answer.swept);
+  const help = new Map(answer.metrics.map((m) => [m.name, m.help]));
+  const metrics = columns.filter((c) => c.endsWith("_mean")).map((c) => c.slice(0, -5));
+  const head = el("tr", {}, el("th", { scope: "col" }, answer.swept.join(", ") || "point"),
+    ...metrics.map((m) => el("th", { scope: "col", title: help.get(m) || "" }, m)));
+  const body = rows.map((row) => el("tr", {}, el("th", { scope: "row" }, label(row)),
+    ...metrics.map((m) => el("td", {}, `${row[columns.indexOf(m + "_mean")]} ± ${row[columns.indexOf(m + "_ci95")]}`))));
+  return el("table", {}, el("thead", {}, head), el("tbody", {}, ...body));
+}
+
+// One line per point of `series` over time, with a legend and a hover readout of the cells under the cursor.
+function timeline(answer, series) {
+  const { columns, rows } = answer.timeline;
+  const label = labels(answer.timeline, answer.swept);
+  const [x, y] = [columns.indexOf("bucket_start_ms"), columns.indexOf(series)];
+  const lines = new Map();
+  for (const row of rows) {
+    const key = label(row);
+    if (!lines.has(key)) lines.set(key, []);
+    lines.get(key).push([Number(row[x]), Number(row[y]), row[y]]);
+  }
+  const names = [...lines.keys()];
+  const colour = colours(names.map((n) => n.split(", ").pop()));
+  const points = [...lines.values()].flat();
+  const [width, height, left, bottom] = [760, 280, 56, 28];
+  const maxX = Math.max(...points.map((p) => p[0]), 1);
+  const maxY = Math.max(...points.map((p) => p[1]), 1e-9);
+  const px = (v) => left + (v / maxX) * (width - left - 8);
+  const py = (v) => height - bottom - (v / maxY) * (height - bottom - 8);
+  const svg = el("svg:svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img",
+    "aria-label": `${series} per bucket over time, one line per point` });
+  svg.append(el("svg:line", { x1: left, y1: py(0), x2: width - 8, y2: py(0), stroke: "#999" }),
+    el("svg:text", { x: left - 6, y: py(maxY) + 4, "text-anchor": "end" }, String(Number(maxY.toPrecision(3)))),
+    el("svg:text", { x: left - 6, y: py(0) + 4, "text-anchor": "end" }, "0"),
+    el("svg:text", { x: width - 8, y: height - 8, "text-anchor": "end" }, `${(maxX / 1000).toPrecision(3)} s`));
+  names.forEach((name, i) => {
+    const d = lines.get(name).map(([t, v], j) => `${j ? "L" : "M"}${px(t).toFixed(1)},${py(v).toFixed(1)}`).join("");
+    svg.append(el("svg:path", { d, fill: "none", stroke: colour[i], "stroke-width": 1.5 }));
+  });
+  const cursor = el("svg:line", { y1: 8, y2: height - bottom, stroke: "#444", visibility: "hidden" });
+  const readout = el("div", { class: "small readout" }, "hover the chart for the values of a bucket");
+  svg.append(cursor);
+  svg.addEventListener("mousemove", (event) => {
+    const box = svg.getBoundingClientRect();
+    const t = ((event.clientX - box.left) * (width / box.width) - left) / (width - left - 8) * maxX;
+    const cells = names.map((name) => {
+      const line = lines.get(name);
+      return line.reduce((best, p) => (Math.abs(p[0] - t) < Math.abs(best[0] - t) ? p : best), line[0]);
+    });
+    cursor.setAttribute("x1", px(cells[0][0])); cursor.setAttribute("x2", px(cells[0][0]));
+    cursor.setAttribute("visibility", "visible");
+    readout.textContent = `t = ${cells[0][0]} ms: ` + names.map((n, i) => `${n} ${cells[i][2]}`).join(" · ");
+  });
+  const legend = el("ul", { class: "legend" }, ...names.map((name, i) =>
+    el("li", {}, el("span", { class: "swatch", style: `background:${colour[i]}` }), name)));
+  return el("figure", {}, svg, legend, readout);
 }
 
 async function show() {
@@ -105,9 +261,9 @@ async function show() {
     if (path.startsWith("/s/")) await bench(decodeURIComponent(path.slice(3)), set);
     else await home();
   } catch (error) {
-    view.replaceChildren(el("p", { class: "error" }, error.message));
+    view.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
   }
 }
 
+fetch("/colours.json").then((r) => r.json()).then((table) => { palette = table; }).finally(show);
 window.addEventListener("hashchange", show);
-show();
