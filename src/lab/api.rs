@@ -37,7 +37,7 @@ impl ApiError {
         ApiError { status, message: message.into(), field: None }
     }
 
-    fn in_field(status: StatusCode, field: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn in_field(status: StatusCode, field: &'static str, message: impl Into<String>) -> Self {
         ApiError { status, message: message.into(), field: Some(field) }
     }
 }
@@ -57,7 +57,7 @@ impl IntoResponse for ApiError {
 }
 
 /// An error's message with its causes, as the CLI prints it after `Error: `.
-fn chain(error: &Error) -> String {
+pub(super) fn chain(error: &Error) -> String {
     let mut message = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
@@ -120,7 +120,7 @@ pub(crate) async fn progress() -> Json<Value> {
     Json(json!({ "runs": runs::progress() }))
 }
 
-fn find<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Entry, ApiError> {
+pub(super) fn find<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a Entry, ApiError> {
     catalog.scenarios.get(name).ok_or_else(|| {
         let names: Vec<&str> = catalog.scenarios.keys().map(String::as_str).collect();
         ApiError::in_field(
@@ -205,7 +205,8 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
         other => ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, chain(&other)),
     })?;
     let mut answer =
-        answer(&scenario.name, &request.set, &command, points.len(), scenario.replicates, finished, started);
+        answer(&request.scenario, &request.set, &command, points.len(), scenario.replicates, finished, started);
+    answer["title"] = json!(scenario.name);
     answer["swept"] = json!(scenario.sweep.iter().map(|axis| axis.name).collect::<Vec<_>>());
     answer["series"] = json!(timeline_series(&scenario));
     answer["metrics"] = json!(

@@ -9,6 +9,7 @@
 mod api;
 mod catalog;
 mod controls;
+mod replay;
 mod runs;
 
 use std::io::Write;
@@ -103,6 +104,7 @@ fn router(lab: Arc<Lab>) -> Router {
         .route("/api/scenarios/{name}", get(api::scenario))
         .route("/api/run", post(api::run))
         .route("/api/progress", get(api::progress))
+        .route("/api/replay", post(replay::replay))
         .route("/results/{folder}/{file}", get(results_file));
     for (path, content_type, body) in PAGE {
         router = router.route(path, get(move || async move { ([(header::CONTENT_TYPE, *content_type)], *body) }));

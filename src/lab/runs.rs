@@ -72,7 +72,7 @@ impl Slot {
         FLAGS[self.index].store(CANCELLED, Ordering::Relaxed);
     }
 
-    fn flag(&self) -> &'static AtomicUsize {
+    pub(crate) fn flag(&self) -> &'static AtomicUsize {
         &FLAGS[self.index]
     }
 }

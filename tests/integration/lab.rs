@@ -285,3 +285,41 @@ fn a_run_whose_page_went_away_is_stopped() {
     // Cancelled at once, it stops with few of its 40 runs done; left to finish, it would be seen near 40.
     assert!(last.is_null() || last["done"].as_u64().unwrap() <= 20, "stopped only at {last}");
 }
+
+#[test]
+fn a_replay_is_the_run_the_summary_counted() {
+    let lab = Lab::start(&[]);
+    let set = ["replicates=2"];
+    let request = json!({ "scenario": "thundering-herd", "set": set, "point": 1, "replicate": 1 });
+    let (status, replay) = lab.post("/api/replay", &request);
+    assert_eq!(status, 200, "{replay}");
+    assert_eq!((replay["owners"].as_u64(), replay["shown"].as_u64()), (Some(1000), Some(1000)));
+    let out = tempfile::tempdir().unwrap();
+    let cli = retrylab()
+        .args(["run", "scenarios/thundering-herd.toml", "--quiet", "--set", set[0], "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(cli.status.success());
+    let runs = csv_table(&out.path().join("runs.csv"));
+    let column = |name: &str| runs["columns"].as_array().unwrap().iter().position(|c| c == name).unwrap();
+    let row = runs["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|row| row[column("strategy")] == "exponential" && row[column("replicate")] == "1")
+        .unwrap();
+    let calls: usize = row[column("calls")].as_str().unwrap().parse().unwrap();
+    assert_eq!(replay["attempts"].as_array().unwrap().len(), calls, "one attempt per call of that very run");
+
+    let sampled = lab.post("/api/replay", &json!({ "scenario": "thundering-herd", "set": set, "owners": 100 })).1;
+    assert_eq!((sampled["shown"].as_u64(), sampled["sampled"].as_str()), (Some(100), Some("every 10th owner of 1000")));
+    for (bad, field) in
+        [(json!({ "point": 9 }), "point"), (json!({ "replicate": 2 }), "replicate"), (json!({ "owners": 0 }), "owners")]
+    {
+        let mut request = json!({ "scenario": "thundering-herd", "set": set });
+        request.as_object_mut().unwrap().extend(bad.as_object().unwrap().clone());
+        let (status, answer) = lab.post("/api/replay", &request);
+        assert_eq!((status, answer["field"].as_str()), (400, Some(field)), "{answer}");
+    }
+}

@@ -187,7 +187,12 @@ function results(answer) {
   const part = el("div", {});
   for (const warning of answer.warnings) part.append(el("p", { class: "warning" }, `warning: ${warning}`));
   const series = answer.series[0];
-  if (series && answer.timeline.rows.length) part.append(el("h2", {}, `${series} per bucket`), timeline(answer, series));
+  let chart = null;
+  if (series && answer.timeline.rows.length) {
+    chart = timeline(answer, series);
+    part.append(el("h2", {}, `${series} per bucket`), chart);
+  }
+  part.append(replayPanel(answer, chart));
   part.append(el("h2", {}, "Summary (mean ± 95% interval)"), el("div", { class: "scroll" }, summary(answer)));
   const copy = el("button", { type: "button" }, "Copy the CLI command");
   copy.addEventListener("click", () => navigator.clipboard.writeText(answer.command).then(() => { copy.textContent = "Copied"; }));
@@ -252,7 +257,13 @@ function timeline(answer, series) {
   });
   const legend = el("ul", { class: "legend" }, ...names.map((name, i) =>
     el("li", {}, el("span", { class: "swatch", style: `background:${colour[i]}` }), name)));
-  return el("figure", {}, svg, legend, readout);
+  const figure = el("figure", {}, svg, legend, readout);
+  // The replay moves this cursor with its clock.
+  figure.moveCursor = (t) => {
+    cursor.setAttribute("x1", px(Math.min(t, maxX))); cursor.setAttribute("x2", px(Math.min(t, maxX)));
+    cursor.setAttribute("visibility", "visible");
+  };
+  return figure;
 }
 
 async function show() {
@@ -267,3 +278,103 @@ async function show() {
 
 fetch("/colours.json").then((r) => r.json()).then((table) => { palette = table; }).finally(show);
 window.addEventListener("hashchange", show);
+
+// The run as dots: each dot one client (or request), replayed from the attempts the engine recorded for one
+// replicate (POST /api/replay). A dot travels to the server when an attempt leaves, waits there until the
+// recorded end, and comes home coloured by how it ended; between attempts it waits at home, backing off.
+const OUTCOME = { served: "#2ca02c", rejected: "#d62728", "timed out": "#9467bd", "gave up": "#7f7f7f",
+  backing: "#ff7f0e", flying: "#1f77b4", idle: "#c7c7c7" };
+function kindOf(outcome) {
+  if (outcome === "success") return "served";
+  if (outcome === "timeout") return "timed out";
+  return "rejected";
+}
+
+function replayPanel(answer, chart) {
+  const label = labels(answer.summary, answer.swept);
+  const pick = el("select", { id: "replay-point", "aria-label": "point to replay" },
+    ...answer.summary.rows.map((row, i) => el("option", { value: i }, label(row))));
+  const go = el("button", { type: "button", id: "replay" }, "Replay as dots");
+  const stage = el("div", { id: "stage" });
+  go.addEventListener("click", async () => {
+    go.disabled = true;
+    try {
+      const recorded = await api("/api/replay", { scenario: answer.scenario, set: answer.set, point: Number(pick.value), replicate: 0 });
+      stage.replaceChildren(player(recorded, chart));
+    } catch (error) {
+      stage.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
+    } finally {
+      go.disabled = false;
+    }
+  });
+  const legend = el("p", { class: "small" }, "Dots: ", ...Object.entries(OUTCOME).map(([word, colour]) =>
+    el("span", { class: "outcome", style: `color:${colour}` }, `● ${word} `)));
+  return el("section", {}, el("h2", {}, "Watch one run"), el("div", { class: "row" }, pick, go), legend, stage);
+}
+
+function player(recorded, chart) {
+  const [width, height] = [760, 360];
+  const canvas = el("canvas", { width, height, role: "img",
+    "aria-label": `${recorded.shown} ${recorded.owner}s replayed as dots travelling to a server and back` });
+  const dots = [];
+  for (const [dot, start, end, attempt, outcome] of recorded.attempts) {
+    (dots[dot] ||= []).push({ start, end, attempt, kind: kindOf(outcome) });
+  }
+  const columns = Math.ceil(Math.sqrt(dots.length * 1.4));
+  const cell = Math.min(340 / columns, 320 / Math.ceil(dots.length / columns));
+  const home = (i) => [12 + (i % columns) * cell, 20 + Math.floor(i / columns) * cell];
+  const server = [560, 40, 180, 300];
+  const inside = (i) => [server[0] + 10 + ((i * 97) % 160), server[1] + 10 + ((i * 61) % 280)];
+  const clock = el("input", { type: "range", min: 0, max: recorded.horizon_ms, step: "any", value: 0, "aria-label": "time (scrub)" });
+  const speed = el("select", { "aria-label": "speed" }, ...[0.05, 0.1, 0.25, 0.5, 1, 2].map((x) =>
+    el("option", { value: x }, `${x}× real time`)));
+  speed.value = "0.1";
+  const play = el("button", { type: "button" }, "Pause");
+  const info = el("p", { class: "small", id: "replay-info" });
+  let t = 0, playing = true, last = null, frames = 0, since = performance.now();
+  play.addEventListener("click", () => { playing = !playing; play.textContent = playing ? "Pause" : "Play"; });
+  clock.addEventListener("input", () => { t = Number(clock.value); });
+  const context = canvas.getContext("2d");
+  function position(i, attempts) {
+    // The last attempt that has started by t (attempts are in time order per dot).
+    let lo = 0, hi = attempts.length - 1, at = -1;
+    while (lo <= hi) { const mid = (lo + hi) >> 1; if (attempts[mid].start <= t) { at = mid; lo = mid + 1; } else hi = mid - 1; }
+    if (at < 0) return [home(i), OUTCOME.idle];
+    const a = attempts[at];
+    if (t < a.end) {
+      const travel = Math.min((a.end - a.start) / 2, 50);
+      const f = Math.min((t - a.start) / Math.max(travel, 1e-9), 1);
+      const [hx, hy] = home(i), [sx, sy] = inside(i);
+      return [[hx + (sx - hx) * f, hy + (sy - hy) * f], OUTCOME.flying];
+    }
+    if (a.kind === "served") return [home(i), OUTCOME.served];
+    return [home(i), at + 1 < attempts.length ? OUTCOME.backing : OUTCOME["gave up"]];
+  }
+  function frame(now) {
+    if (!canvas.isConnected) return;
+    if (playing && last !== null) t = Math.min(t + (now - last) * Number(speed.value), recorded.horizon_ms);
+    last = now;
+    clock.value = t;
+    context.clearRect(0, 0, width, height);
+    context.strokeStyle = "#5b6475";
+    context.strokeRect(...server);
+    context.fillStyle = "#5b6475";
+    context.fillText("server", server[0], server[1] - 6);
+    dots.forEach((attempts, i) => {
+      if (!attempts) return;
+      const [[x, y], colour] = position(i, attempts);
+      context.fillStyle = colour;
+      context.fillRect(x, y, Math.max(cell - 1, 2), Math.max(cell - 1, 2));
+    });
+    if (chart) chart.moveCursor(t);
+    frames += 1;
+    if (now - since > 1000) {
+      canvas.dataset.fps = (frames * 1000 / (now - since)).toFixed(0);
+      frames = 0; since = now;
+    }
+    info.textContent = `t = ${(t / 1000).toFixed(3)} s · ${recorded.shown} of ${recorded.owners} ${recorded.owner}s shown (${recorded.sampled}), replicate 0 · ${canvas.dataset.fps || "…"} frames/s`;
+    requestAnimationFrame(frame);
+  }
+  requestAnimationFrame(frame);
+  return el("div", {}, canvas, el("div", { class: "row" }, play, speed, clock), info);
+}
