@@ -209,6 +209,7 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
     answer["title"] = json!(scenario.name);
     answer["swept"] = json!(scenario.sweep.iter().map(|axis| axis.name).collect::<Vec<_>>());
     answer["series"] = json!(timeline_series(&scenario));
+    answer["key_metrics"] = json!(scenario.model.default_chart_metrics());
     answer["metrics"] = json!(
         scenario
             .model
@@ -260,6 +261,7 @@ fn answer(
         "summary": table(&finished.tables.summary),
         "timeline": table(&finished.tables.timeline),
         "paired": finished.tables.paired.as_deref().map(table),
+        "latency": finished.tables.latency.as_deref().map(table),
         "warnings": finished.warnings,
         "events": finished.events,
         "truncated_runs": finished.truncated_runs,

@@ -120,6 +120,7 @@ fn a_run_answers_the_cells_retrylab_run_writes() {
     assert_eq!(answer["summary"], csv_table(&out.path().join("summary.csv")));
     assert_eq!(answer["timeline"], csv_table(&out.path().join("timeline.csv")));
     assert_eq!(answer["paired"], csv_table(&out.path().join("paired.csv")));
+    assert_eq!(answer["latency"], csv_table(&out.path().join("latency.csv")));
     let manifest: Value = serde_json::from_slice(&std::fs::read(out.path().join("manifest.json")).unwrap()).unwrap();
     assert_eq!(answer["warnings"], manifest["warnings"]);
     assert_eq!(

@@ -192,6 +192,9 @@ function results(answer) {
     chart = timeline(answer, series);
     part.append(el("h2", {}, `${series} per bucket`), chart);
   }
+  if (answer.swept.length === 1 && answer.summary.rows.length >= 2 && answer.summary.rows.length <= 4) {
+    part.append(panes(answer));
+  }
   part.append(replayPanel(answer, chart));
   part.append(el("h2", {}, "Summary (mean ± 95% interval)"), el("div", { class: "scroll" }, summary(answer)));
   const copy = el("button", { type: "button" }, "Copy the CLI command");
@@ -377,4 +380,67 @@ function player(recorded, chart) {
   }
   requestAnimationFrame(frame);
   return el("div", {}, canvas, el("div", { class: "row" }, play, speed, clock), info);
+}
+
+// Side by side: a study that sweeps one key over two to four values is drawn as panes A–D sharing their y-axes:
+// each pane's leading series per bucket, its latency CDF, its key metrics, and its difference from A with the
+// paired interval paired.csv holds (the panes share their random numbers, so the paired interval is the honest one).
+function panes(answer) {
+  const axis = answer.swept[0];
+  const { columns, rows } = answer.summary;
+  const at = columns.indexOf(axis);
+  const values = rows.map((row) => row[at]);
+  const colour = colours(values);
+  const letters = ["A", "B", "C", "D"];
+  const series = answer.series[0];
+  const cell = (row, name) => row[columns.indexOf(name)];
+  const timelineOf = (value) => answer.timeline.rows.filter((row) => row[answer.timeline.columns.indexOf(axis)] === value);
+  const seriesAt = answer.timeline.columns.indexOf(series);
+  const tAt = answer.timeline.columns.indexOf("bucket_start_ms");
+  const maxY = Math.max(...answer.timeline.rows.map((row) => Number(row[seriesAt])), 1e-9);
+  const maxT = Math.max(...answer.timeline.rows.map((row) => Number(row[tAt])), 1);
+  const latency = answer.latency;
+  const maxLatency = latency ? Math.max(...latency.rows.map((row) => Number(row[latency.columns.indexOf("latency_ms")])), 1e-9) : 0;
+  const grid = el("div", { class: "panes" });
+  values.forEach((value, i) => {
+    const pane = el("section", { class: "pane", "aria-label": `pane ${letters[i]}: ${value}` },
+      el("h3", {}, el("span", { style: `color:${colour[i]}` }, `${letters[i]}: ${value}`)));
+    const [w, h] = [300, 120];
+    const spark = (points, maxX, maxV, label) => {
+      const d = points.map(([x, v], j) => `${j ? "L" : "M"}${(x / maxX * w).toFixed(1)},${(h - v / maxV * (h - 4)).toFixed(1)}`).join("");
+      return el("svg:svg", { class: "chart", viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: "none", role: "img", "aria-label": label },
+        el("svg:path", { d, fill: "none", stroke: colour[i], "stroke-width": 1.5 }),
+        el("svg:line", { x1: 0, y1: h, x2: w, y2: h, stroke: "#999" }));
+    };
+    if (series) {
+      const points = timelineOf(value).map((row) => [Number(row[tAt]), Number(row[seriesAt])]);
+      pane.append(el("div", { class: "small" }, `${series} per bucket (shared axis, up to ${Number(maxY.toPrecision(3))})`),
+        spark(points, maxT, maxY, `${series} over time for ${value}`));
+    }
+    if (latency) {
+      const [v, l, f] = ["latency_ms", "fraction"].map((c) => latency.columns.indexOf(c)).concat([]);
+      const key = latency.columns.indexOf(axis);
+      const points = latency.rows.filter((row) => row[key] === value).map((row) => [Number(row[v]), Number(row[l])]);
+      pane.append(el("div", { class: "small" }, `latency CDF (shared axis, up to ${Number(maxLatency.toPrecision(3))} ms)`),
+        spark(points, maxLatency, 1, `latency CDF for ${value}`));
+    }
+    const list = el("dl", { class: "metrics" });
+    for (const metric of answer.key_metrics) {
+      list.append(el("dt", {}, metric), el("dd", {}, `${cell(rows[i], metric + "_mean")} ± ${cell(rows[i], metric + "_ci95")}`));
+      if (i > 0 && answer.paired) {
+        const p = answer.paired;
+        const pair = p.rows.find((row) => row[p.columns.indexOf("a")] === values[0] && row[p.columns.indexOf("b")] === value);
+        if (pair) {
+          const diff = pair[p.columns.indexOf(metric + "_diff_mean")], half = pair[p.columns.indexOf(metric + "_paired_ci95")];
+          list.append(el("dd", { class: "small" }, `A − ${letters[i]} = ${diff} ± ${half} (paired)`));
+        }
+      }
+    }
+    pane.append(list);
+    grid.append(pane);
+  });
+  return el("section", {}, el("h2", {}, `Side by side: ${axis}`),
+    el("p", { class: "small" }, "The panes share their random numbers: in each replicate every pane meets the same arrivals, " +
+      "service times and faults, so a difference between panes is the policy's, and its paired interval is narrower than " +
+      "comparing the panes' own intervals would suggest."), grid);
 }
