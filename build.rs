@@ -1,6 +1,6 @@
-//! Embeds the committed scenarios in the binary for `retrylab serve`, which must work offline and outside the
-//! repository: writes `$OUT_DIR/embedded.rs` with one `(name, text)` pair per `scenarios/*.toml`, sorted by name.
-//! A new scenario file needs no registration.
+//! Embeds the committed scenarios and lessons in the binary for `retrylab serve`, which must work offline and
+//! outside the repository: writes `$OUT_DIR/embedded.rs` with one `(name, text)` pair per `scenarios/*.toml` and
+//! per `lessons/*.md`, sorted by name. A new scenario or lesson file needs no registration.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -9,7 +9,7 @@ use std::{env, fs};
 fn main() {
     let root = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let mut generated = String::new();
-    for (folder, extension, constant) in [("scenarios", "toml", "SCENARIOS")] {
+    for (folder, extension, constant) in [("scenarios", "toml", "SCENARIOS"), ("lessons", "md", "LESSONS")] {
         let dir = Path::new(&root).join(folder);
         println!("cargo::rerun-if-changed={}", dir.display());
         let mut files: Vec<_> = fs::read_dir(&dir)

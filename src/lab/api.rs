@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::catalog::{Catalog, Entry};
+use super::claims::Claim;
 use super::runs::{self, Finished, Slot};
 use crate::Error;
 use crate::scenario::plan;
@@ -102,7 +103,25 @@ pub(crate) async fn scenarios(State(lab): State<Arc<Lab>>) -> Json<Value> {
         .values()
         .map(|entry| json!({ "name": entry.name, "files": entry.files, "path": entry.dir.display().to_string() }))
         .collect();
-    Json(json!({ "scenarios": scenarios, "results": results }))
+    let lessons: Vec<Value> = lab
+        .catalog
+        .lessons
+        .iter()
+        .map(|lesson| {
+            let front = &lesson.front;
+            json!({ "name": lesson.name, "title": front.title, "summary": front.summary, "scenario": front.scenario })
+        })
+        .collect();
+    Json(json!({ "scenarios": scenarios, "results": results, "lessons": lessons }))
+}
+
+/// `GET /api/lessons/{name}`: a lesson's front matter, text and figures.
+pub(crate) async fn lesson(State(lab): State<Arc<Lab>>, Path(name): Path<String>) -> Result<Json<Value>, ApiError> {
+    let lesson = lab.catalog.lessons.iter().find(|lesson| lesson.name == name).ok_or_else(|| {
+        let names: Vec<&str> = lab.catalog.lessons.iter().map(|lesson| lesson.name.as_str()).collect();
+        ApiError::new(StatusCode::NOT_FOUND, format!("no lesson named {name:?}; the lab has: {}", names.join(", ")))
+    })?;
+    Ok(Json(serde_json::to_value(lesson).unwrap_or_default()))
 }
 
 /// `GET /api/scenarios/{name}`: one scenario with its TOML text.
@@ -142,6 +161,9 @@ struct RunRequest {
     /// A newer run on the same channel cancels this one (one channel per pane of a page).
     #[serde(default)]
     channel: Option<String>,
+    /// A lesson's claims, checked on this run's summary (see [`super::claims`]).
+    #[serde(default)]
+    claims: Vec<String>,
 }
 
 /// The most `set` entries, and the longest channel name, a request may carry.
@@ -163,6 +185,15 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
         let message = format!("at most {MAX_CHANNEL_CHARS} characters");
         return Err(ApiError::in_field(StatusCode::BAD_REQUEST, "channel", message));
     }
+    if request.claims.len() > MAX_SETS {
+        return Err(ApiError::in_field(StatusCode::BAD_REQUEST, "claims", format!("at most {MAX_SETS} claims")));
+    }
+    let claims = request
+        .claims
+        .iter()
+        .map(|text| Claim::parse(text))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|why| ApiError::in_field(StatusCode::BAD_REQUEST, "claims", why))?;
     let entry = find(&lab.catalog, &request.scenario)?;
     let bad = |error: Error| ApiError::in_field(StatusCode::BAD_REQUEST, "set", chain(&error));
     let scenario = entry.load(&request.set).map_err(bad)?;
@@ -207,6 +238,7 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
     let mut answer =
         answer(&request.scenario, &request.set, &command, points.len(), scenario.replicates, finished, started);
     answer["title"] = json!(scenario.name);
+    answer["claims"] = json!(check_claims(&claims, &answer["summary"]));
     answer["swept"] = json!(scenario.sweep.iter().map(|axis| axis.name).collect::<Vec<_>>());
     answer["series"] = json!(timeline_series(&scenario));
     answer["key_metrics"] = json!(scenario.model.default_chart_metrics());
@@ -267,6 +299,16 @@ fn answer(
         "truncated_runs": finished.truncated_runs,
         "elapsed_ms": started.elapsed().as_millis() as u64,
     })
+}
+
+/// Each claim checked on the answer's summary table.
+fn check_claims(claims: &[Claim], summary: &Value) -> Vec<Value> {
+    let cells = |value: &Value| -> Vec<String> {
+        value.as_array().into_iter().flatten().map(|cell| cell.as_str().unwrap_or_default().to_owned()).collect()
+    };
+    let columns = cells(&summary["columns"]);
+    let rows: Vec<Vec<String>> = summary["rows"].as_array().into_iter().flatten().map(cells).collect();
+    claims.iter().map(|claim| claim.check(&columns, &rows)).collect()
 }
 
 /// A CSV table as `{"columns": [...], "rows": [[cell, ...], ...]}`, each cell the text the CSV holds.

@@ -61,6 +61,8 @@ pub(crate) struct ResultsEntry {
 pub(crate) struct Catalog {
     pub(crate) scenarios: BTreeMap<String, Entry>,
     pub(crate) results: BTreeMap<String, ResultsEntry>,
+    /// The committed lessons (`lessons/*.md`), checked against the scenarios above.
+    pub(crate) lessons: Vec<super::lessons::Lesson>,
 }
 
 impl Catalog {
@@ -82,6 +84,7 @@ impl Catalog {
                 catalog.add_scenario(input, source, Origin::File(input.clone()))?;
             }
         }
+        catalog.lessons = super::lessons::Lesson::committed(&catalog)?;
         Ok(catalog)
     }
 

@@ -8,7 +8,9 @@
 
 mod api;
 mod catalog;
+mod claims;
 mod controls;
+mod lessons;
 mod replay;
 mod runs;
 
@@ -105,6 +107,7 @@ fn router(lab: Arc<Lab>) -> Router {
         .route("/api/run", post(api::run))
         .route("/api/progress", get(api::progress))
         .route("/api/replay", post(replay::replay))
+        .route("/api/lessons/{name}", get(api::lesson))
         .route("/results/{folder}/{file}", get(results_file));
     for (path, content_type, body) in PAGE {
         router = router.route(path, get(move || async move { ([(header::CONTENT_TYPE, *content_type)], *body) }));

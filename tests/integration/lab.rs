@@ -324,3 +324,42 @@ fn a_replay_is_the_run_the_summary_counted() {
         assert_eq!((status, answer["field"].as_str()), (400, Some(field)), "{answer}");
     }
 }
+
+#[test]
+fn every_lessons_claims_hold_with_its_defaults_and_break_when_they_should() {
+    let lab = Lab::start(&[]);
+    let (_, catalog) = lab.get("/api/scenarios");
+    let lessons = catalog["lessons"].as_array().unwrap();
+    assert!(lessons.len() >= 2, "{catalog}");
+    let mut checked = 0;
+    for listed in lessons {
+        let (status, lesson) = lab.get(&format!("/api/lessons/{}", listed["name"].as_str().unwrap()));
+        assert_eq!(status, 200, "{lesson}");
+        for figure in lesson["figures"].as_array().unwrap() {
+            let mut set = lesson["set"].as_array().unwrap().clone();
+            set.extend(figure["set"].as_array().unwrap().iter().cloned());
+            let request = json!({ "scenario": lesson["scenario"], "set": set, "claims": figure["claims"] });
+            let (status, answer) = lab.post("/api/run", &request);
+            assert_eq!(status, 200, "{}: {answer}", lesson["name"]);
+            for claim in answer["claims"].as_array().unwrap() {
+                assert_eq!(claim["holds"], true, "{}: {claim}", lesson["name"]);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 5, "{checked} claims");
+    // The amplification lesson's 3^5 claim stops holding at three layers, and the answer says so.
+    let request = json!({
+        "scenario": "layered-amplification",
+        "set": ["layers=3", "attempts=3", "placement=every", "limiter=none"],
+        "claims": ["bottom_calls_per_request >= 243", "bottom_calls_per_request[limiter=budget] < 1"],
+    });
+    let (status, answer) = lab.post("/api/run", &request);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["claims"][0]["holds"], false);
+    assert_eq!(answer["claims"][0]["left"], 27.0);
+    assert_eq!(answer["claims"][1]["holds"], Value::Null);
+    let (status, answer) = lab.post("/api/run", &json!({ "scenario": "thundering-herd", "claims": ["calls is low"] }));
+    assert_eq!((status, answer["field"].as_str()), (400, Some("claims")), "{answer}");
+    assert_eq!(lab.get("/api/lessons/nothing").0, 404);
+}
