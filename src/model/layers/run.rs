@@ -9,7 +9,6 @@ use rand::RngExt;
 use super::records::{Call, CallerCounts, InFlight, Job, JobState, Kind, Status};
 use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
 use crate::engine::{Model, RunSeeds, Scheduler, Streams, run};
-use crate::time::{SimDuration, SimTime};
 use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger, lay_out_timeline};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
@@ -17,6 +16,7 @@ use crate::model::verdict::VerdictTally;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome, RetryLimiter};
 use crate::policy::{BackoffMemory, ClientClock, FailureKind, Hedge, Response, RetryDecision};
+use crate::time::{SimDuration, SimTime};
 
 /// "No index" in the slabs' links.
 const NONE: u32 = u32::MAX;
@@ -148,9 +148,7 @@ impl<'a> LayersRun<'a> {
             retries_at: [0; MAX_LAYERS],
             hedges_at: [0; MAX_LAYERS],
             callers: [CallerCounts::default(); MAX_LAYERS + 1],
-            observed: (0..=config.services.len())
-                .map(|c| percentile(c).then(LatencyHistogram::default))
-                .collect(),
+            observed: (0..=config.services.len()).map(|c| percentile(c).then(LatencyHistogram::default)).collect(),
             hedge_delay,
             busy: [0; MAX_LAYERS],
             queued: [0; MAX_LAYERS],
@@ -262,9 +260,7 @@ impl<'a> LayersRun<'a> {
     /// all (a local rejection is a failed attempt that never left). Hedges skip admission.
     fn send(&mut self, call: u32, kind: Kind, scheduler: &mut Scheduler<LayerEvent>) {
         let limiter = self.calls[call as usize].limiter as usize;
-        if kind != Kind::Hedge
-            && self.limiters[limiter].is_some()
-        {
+        if kind != Kind::Hedge && self.limiters[limiter].is_some() {
             let draw = self.streams.admission.random::<f64>();
             let admission = match &mut self.limiters[limiter] {
                 Some(limiter) => limiter.admit(scheduler.now(), draw),
@@ -500,9 +496,22 @@ impl<'a> LayersRun<'a> {
     fn trace(&mut self, call: u32, attempt: InFlight, end: SimTime, outcome: &'static str, status: u16) {
         if let Some(spans) = self.spans.as_mut().filter(|spans| spans.len() < MAX_TRACE_SPANS) {
             let state = &self.calls[call as usize];
-            let (owner, layer, start, attempt_number) = (state.request, state.service, attempt.sent, state.failed_attempts + 1);
+            let (owner, layer, start, attempt_number) =
+                (state.request, state.service, attempt.sent, state.failed_attempts + 1);
             let (slept, hedge, id, parent) = (attempt.slept, attempt.hedge, attempt.tag, state.parent_tag);
-            spans.push(Span { owner, layer, start, end, attempt: attempt_number, outcome, status, slept, hedge, id, parent });
+            spans.push(Span {
+                owner,
+                layer,
+                start,
+                end,
+                attempt: attempt_number,
+                outcome,
+                status,
+                slept,
+                hedge,
+                id,
+                parent,
+            });
         }
     }
 
@@ -529,7 +538,8 @@ impl<'a> LayersRun<'a> {
         }
         let snapshot = self.calls[call as usize];
         let caller = snapshot.caller as usize;
-        if let (Hedge::Percentile(q), Some(observed)) = (self.policy(snapshot.caller).hedge, &mut self.observed[caller]) {
+        if let (Hedge::Percentile(q), Some(observed)) = (self.policy(snapshot.caller).hedge, &mut self.observed[caller])
+        {
             observed.record(now - attempt.sent);
             let count = observed.count();
             if count >= PERCENTILE_WARMUP && count % PERCENTILE_REFRESH == 0 {
@@ -623,8 +633,13 @@ impl<'a> LayersRun<'a> {
         state.timer = tag;
         let elapsed = now - state.started;
         let kind = if failed == Failed::Throttled { FailureKind::Throttling } else { FailureKind::Transient };
-        let decision =
-            policy.backoff.after_failure(state.failed_attempts, elapsed, (kind, None), &mut state.memory, &mut self.streams.jitter);
+        let decision = policy.backoff.after_failure(
+            state.failed_attempts,
+            elapsed,
+            (kind, None),
+            &mut state.memory,
+            &mut self.streams.jitter,
+        );
         let decision = match self.config.clock {
             Some(clock) => {
                 let own = &self.clocks[state.limiter as usize];
@@ -644,8 +659,8 @@ impl<'a> LayersRun<'a> {
 
     fn hedge_due(&mut self, call: u32, tag: u32, scheduler: &mut Scheduler<LayerEvent>) {
         let state = &self.calls[call as usize];
-        let waiting = state.in_flight.iter().flatten().count() == 1
-            && state.in_flight.iter().flatten().any(|f| f.tag == tag);
+        let waiting =
+            state.in_flight.iter().flatten().count() == 1 && state.in_flight.iter().flatten().any(|f| f.tag == tag);
         if state.done || !waiting {
             return;
         }
@@ -736,14 +751,18 @@ impl<'a> LayersRun<'a> {
         metrics[metric::STUCK] = verdict.stuck;
         let columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
         let timeline = lay_out_timeline(series::COUNT, &columns);
-        let highlights = self
-            .config
-            .services
-            .iter()
-            .flat_map(|s| s.faults.windows().iter().map(|w| (w.start, w.end)))
-            .collect();
+        let highlights =
+            self.config.services.iter().flat_map(|s| s.faults.windows().iter().map(|w| (w.start, w.end))).collect();
         let spans = self.spans.unwrap_or_default();
-        RunOutput { metrics, timeline, events, latency: Some(self.latency.sparse()), highlights, spans, ..RunOutput::default() }
+        RunOutput {
+            metrics,
+            timeline,
+            events,
+            latency: Some(self.latency.sparse()),
+            highlights,
+            spans,
+            ..RunOutput::default()
+        }
     }
 }
 
@@ -759,7 +778,11 @@ impl Model for LayersRun<'_> {
                 self.phases.request(self.calls[call as usize].phase);
                 self.send(call, Kind::First, scheduler);
                 if self.issued < self.config.requests
-                    && let Some(next) = self.config.arrivals.next_arrival_after(scheduler.now(), SimTime::MAX, &mut self.streams.arrivals)
+                    && let Some(next) = self.config.arrivals.next_arrival_after(
+                        scheduler.now(),
+                        SimTime::MAX,
+                        &mut self.streams.arrivals,
+                    )
                 {
                     scheduler.schedule_at(next, LayerEvent::UserRequest);
                 }

@@ -103,11 +103,10 @@ pub(super) mod series {
 }
 
 /// Every parameter group, the limiters' knobs last.
-const PARAMS: [&[ParamSpec]; 5 + LimiterKind::KNOBS.len()] =
-    concat_groups(
-        &[params::SERVER, crate::workload::PARAMS, params::RECOVERY, crate::model::verdict::PARAMS, params::CLIENT],
-        LimiterKind::KNOBS,
-    );
+const PARAMS: [&[ParamSpec]; 5 + LimiterKind::KNOBS.len()] = concat_groups(
+    &[params::SERVER, crate::workload::PARAMS, params::RECOVERY, crate::model::verdict::PARAMS, params::CLIENT],
+    LimiterKind::KNOBS,
+);
 
 impl SimModel for Server {
     const KIND: &'static str = "server";

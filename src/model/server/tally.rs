@@ -102,7 +102,8 @@ impl Tally {
         ] {
             metrics[index] = ms(self.latency.quantile_nanos(q));
         }
-        metrics[metric::WAIT_MEAN_MS] = if self.waits == 0 { f64::NAN } else { ms(self.wait_nanos / self.waits as f64) };
+        metrics[metric::WAIT_MEAN_MS] =
+            if self.waits == 0 { f64::NAN } else { ms(self.wait_nanos / self.waits as f64) };
         let end_nanos = end.as_nanos() as f64;
         metrics[metric::UTILISATION] = match config.workers {
             Some(workers) if end_nanos > 0.0 => self.busy_nanos / (f64::from(workers) * end_nanos),
@@ -157,7 +158,15 @@ impl Tally {
         {
             highlights.push((start, end));
         }
-        RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights, spans }
+        RunOutput {
+            metrics,
+            timeline,
+            events,
+            truncated: false,
+            latency: Some(self.latency.sparse()),
+            highlights,
+            spans,
+        }
     }
 
     /// The run's stuck-state verdict ([`Verdict`]): in-time successes by the bucket their request was first sent
@@ -169,4 +178,3 @@ impl Tally {
         Verdict::judge(offered, &self.succeeded_by_send, trigger_end, arrivals_end, config.verdict)
     }
 }
-
