@@ -307,6 +307,17 @@ pub(super) mod metric {
         TIPPED = "tipped" (Outcome): "1 if, after the fault windows, less than stuck_below of the user requests sent in each bucket succeeded in good time for stuck_hold in a row",
         STUCK = "stuck" (Outcome): "1 if the run tipped and goodput never recovered before user requests stopped; its mean over replicates is the stuck fraction",
     }
+
+    use crate::model::verdict::VerdictColumns;
+
+    /// Where the stuck-state verdict's values go.
+    pub(crate) const VERDICT: VerdictColumns = VerdictColumns {
+        recovery_ms: RECOVERY_MS,
+        recovered: RECOVERED,
+        recovered_at_ms: RECOVERED_AT_MS,
+        tipped: TIPPED,
+        stuck: STUCK,
+    };
 }
 
 // The per-service columns are indexed as `AMPLIFICATION_L1 + service`: each group must be contiguous.

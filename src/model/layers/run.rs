@@ -744,11 +744,7 @@ impl<'a> LayersRun<'a> {
             }
         }
         let verdict = self.verdict.judge(self.trigger.map(|trigger| trigger.end), self.config.verdict);
-        metrics[metric::RECOVERY_MS] = verdict.recovery_ms;
-        metrics[metric::RECOVERED] = verdict.recovered;
-        metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
-        metrics[metric::TIPPED] = verdict.tipped;
-        metrics[metric::STUCK] = verdict.stuck;
+        verdict.write(&mut metrics, metric::VERDICT);
         let columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
         let timeline = lay_out_timeline(series::COUNT, &columns);
         let highlights =

@@ -85,6 +85,17 @@ pub(super) mod metric {
         PEAK_RPS = "peak_rps" (PerSecond): "most new requests (first tries) sent in one second, counted in whole seconds from t = 0",
         REQUEST_PEAK_TO_MEAN = "request_peak_to_mean" (Ratio): "peak_rps over the mean rate of new requests: clients / period for a periodic workload, requests / duration for open and closed ones; empty for a burst",
     }
+
+    use crate::model::verdict::VerdictColumns;
+
+    /// Where the stuck-state verdict's values go.
+    pub(crate) const VERDICT: VerdictColumns = VerdictColumns {
+        recovery_ms: RECOVERY_MS,
+        recovered: RECOVERED,
+        recovered_at_ms: RECOVERED_AT_MS,
+        tipped: TIPPED,
+        stuck: STUCK,
+    };
 }
 
 /// The timeline's series: counted per bucket, then the queue's length (a level: its maximum in the bucket).

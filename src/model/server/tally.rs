@@ -142,12 +142,7 @@ impl Tally {
         metrics[metric::AMPLIFICATION_AFTER] = after.amplification;
         metrics[metric::LATENCY_P99_MS_DURING] = during.latency_p99_ms;
         metrics[metric::LATENCY_P99_MS_AFTER] = after.latency_p99_ms;
-        let verdict = self.verdict(config);
-        metrics[metric::RECOVERY_MS] = verdict.recovery_ms;
-        metrics[metric::RECOVERED] = verdict.recovered;
-        metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
-        metrics[metric::TIPPED] = verdict.tipped;
-        metrics[metric::STUCK] = verdict.stuck;
+        self.verdict(config).write(&mut metrics, metric::VERDICT);
         let mut columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
         columns.push((series::QUEUE_MAX, self.queue_levels.maxima()));
         let timeline = lay_out_timeline(series::COUNT, &columns);
