@@ -19,6 +19,7 @@
 mod footprint;
 mod records;
 mod run;
+mod tally;
 #[cfg(test)]
 mod tests;
 
