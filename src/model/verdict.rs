@@ -2,8 +2,9 @@
 //!
 //! Both the server and the layers model count, per timeline bucket, the requests first sent in it (`offered`)
 //! and those of them that later succeeded in good time (`in_time`: within `good_within`, by default the
-//! client's timeout). Judged bucket by bucket from the first bucket that starts at or after the trigger's end to
-//! the last that ends before new requests stop:
+//! client's timeout), and write what [`Verdict::judge`] makes of them with [`Verdict::write`]. Judged bucket by
+//! bucket from the first bucket that starts at or after the trigger's end to the last that ends before new
+//! requests stop:
 //!
 //! - a bucket is **healthy** when `in_time ≥ 0.9 × offered`, and **bad** when `in_time < stuck_below × offered`;
 //! - **recovery** is the start of the first bucket from which every later bucket is healthy (`recovery_ms` from
@@ -61,6 +62,17 @@ pub(crate) struct Verdict {
     pub(crate) stuck: f64,
 }
 
+/// Where a model's metrics hold the verdict's values: the indices of its `recovery_ms`, `recovered`,
+/// `recovered_at_ms`, `tipped` and `stuck` columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct VerdictColumns {
+    pub(crate) recovery_ms: usize,
+    pub(crate) recovered: usize,
+    pub(crate) recovered_at_ms: usize,
+    pub(crate) tipped: usize,
+    pub(crate) stuck: usize,
+}
+
 impl Verdict {
     const NONE: Verdict = Verdict {
         recovery_ms: f64::NAN,
@@ -113,6 +125,15 @@ impl Verdict {
         };
         let stuck = if tipped.is_nan() { f64::NAN } else { f64::from(u8::from(tipped == 1.0 && !recovered)) };
         Verdict { recovery_ms, recovered: f64::from(u8::from(recovered)), recovered_at_ms, tipped, stuck }
+    }
+
+    /// Writes the verdict into a run's `metrics` at `columns`: the one writer of the verdict's metrics.
+    pub(crate) fn write(self, metrics: &mut [f64], columns: VerdictColumns) {
+        metrics[columns.recovery_ms] = self.recovery_ms;
+        metrics[columns.recovered] = self.recovered;
+        metrics[columns.recovered_at_ms] = self.recovered_at_ms;
+        metrics[columns.tipped] = self.tipped;
+        metrics[columns.stuck] = self.stuck;
     }
 }
 
@@ -197,6 +218,16 @@ mod tests {
         let (offered, in_time) = counters(&[10; 10], &[10, 10, 0, 0, 10, 10, 10, 10, 10, 10]);
         let v = Verdict::judge(&offered, &in_time, Some(secs(2)), secs(10), RULE);
         assert_eq!((v.tipped, v.stuck, v.recovery_ms), (0.0, 0.0, 2_000.0));
+    }
+
+    #[test]
+    fn the_writer_puts_each_value_in_its_own_column() {
+        let verdict = Verdict { recovery_ms: 1.0, recovered: 2.0, recovered_at_ms: 3.0, tipped: 4.0, stuck: 5.0 };
+        let columns = VerdictColumns { recovery_ms: 4, recovered: 0, recovered_at_ms: 2, tipped: 5, stuck: 1 };
+        let mut metrics = vec![f64::NAN; 7];
+        verdict.write(&mut metrics, columns);
+        assert_eq!([metrics[0], metrics[1], metrics[2], metrics[4], metrics[5]], [2.0, 5.0, 3.0, 1.0, 4.0]);
+        assert!(metrics[3].is_nan() && metrics[6].is_nan(), "the other columns are left alone");
     }
 
     #[test]

@@ -19,6 +19,7 @@
 mod footprint;
 mod records;
 mod run;
+mod tally;
 #[cfg(test)]
 mod tests;
 
@@ -27,7 +28,8 @@ use super::distributions::{self, TimeDistribution};
 use super::faults::{FAULT_SYNTAX, FaultKind, Faults};
 use super::{Footprint, RunOutput, RunSettings, SimModel};
 use crate::params::{
-    Choice, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, Section, Value, choices, concat, concat_groups,
+    Choice, ParamDefault, ParamError, ParamKind, ParamSpec, PartTable, Point, Section, Value, choices, concat,
+    concat_groups,
 };
 use crate::policy::limiters::{Limiter, LimiterKind};
 use crate::policy::{Hedge, RETRY_ON_SYNTAX, RetryAfterPolicy, RetryOn, RetryPolicy};
@@ -115,7 +117,8 @@ const LAYER_PARAMS: &[ParamSpec] = &[
         ParamKind::Choice(Placement::NAMES),
         Value::Choice("every"),
         "which callers retry: every one, only the user's client (top), or only the callers of the bottom services",
-    ).policy(),
+    )
+    .policy(),
     param(
         Section::Model,
         "failure_probability",
@@ -177,7 +180,8 @@ const LAYER_WORKLOAD_PARAMS: &[ParamSpec] = &[
         ParamKind::Count { min: 1, max: 100_000_000 },
         Value::Count(1_000),
         "user requests, arriving as a Poisson stream at `rate`",
-    ).measurement(),
+    )
+    .measurement(),
     param(
         Section::Workload,
         "rate",
@@ -304,6 +308,17 @@ pub(super) mod metric {
         TIPPED = "tipped" (Outcome): "1 if, after the fault windows, less than stuck_below of the user requests sent in each bucket succeeded in good time for stuck_hold in a row",
         STUCK = "stuck" (Outcome): "1 if the run tipped and goodput never recovered before user requests stopped; its mean over replicates is the stuck fraction",
     }
+
+    use crate::model::verdict::VerdictColumns;
+
+    /// Where the stuck-state verdict's values go.
+    pub(crate) const VERDICT: VerdictColumns = VerdictColumns {
+        recovery_ms: RECOVERY_MS,
+        recovered: RECOVERED,
+        recovered_at_ms: RECOVERED_AT_MS,
+        tipped: TIPPED,
+        stuck: STUCK,
+    };
 }
 
 // The per-service columns are indexed as `AMPLIFICATION_L1 + service`: each group must be contiguous.
@@ -398,7 +413,8 @@ impl SimModel for Layers {
     const KIND: &'static str = "layers";
     const ABOUT: &'static str = "a graph of services that each retry: amplification across layers";
     const PARAMS: &'static [&'static [ParamSpec]] = &PARAMS;
-    const DEFAULT_CHART_METRICS: &'static [&'static str] = &["bottom_calls_per_request", "amplification", "success_rate"];
+    const DEFAULT_CHART_METRICS: &'static [&'static str] =
+        &["bottom_calls_per_request", "amplification", "success_rate"];
     const SETTINGS: &'static [&'static str] =
         &["workers", "queue_limit", "service", "service_mean", "network", "network_delay", "timeout"];
     const PARTS: Option<&'static PartTable> = Some(&GRAPH);
@@ -420,11 +436,7 @@ impl SimModel for Layers {
             let sets = |key: &str| part.is_some_and(|p| p.get(key).is_some());
             // Errors about a value this service's table sets are located there; others at the model-wide value.
             let located = |error: ParamError| {
-                if sets(error.key) || (error.key == "cap" && sets("base")) {
-                    error.in_part(&names[i])
-                } else {
-                    error
-                }
+                if sets(error.key) || (error.key == "cap" && sets("base")) { error.in_part(&names[i]) } else { error }
             };
             let placed = |placement: Placement| match placement {
                 Placement::Every => true,

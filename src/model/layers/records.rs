@@ -91,11 +91,3 @@ pub(super) struct Job {
     pub(super) pending: u32,
     pub(super) first_child: u32,
 }
-
-/// Counts per caller (index 0: the user's client; 1 + i: service i).
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct CallerCounts {
-    pub(super) first_tries: u64,
-    pub(super) retries: u64,
-    pub(super) hedges: u64,
-}

@@ -6,17 +6,17 @@ use std::collections::VecDeque;
 
 use rand::RngExt;
 
-use super::records::{Call, CallerCounts, InFlight, Job, JobState, Kind, Status};
-use super::{CallerPolicy, LayersConfig, MAX_LAYERS, metric, series};
+use super::records::{Call, InFlight, Job, JobState, Kind, Status};
+use super::tally::Tally;
+use super::{CallerPolicy, LayersConfig, MAX_LAYERS};
 use crate::engine::{Model, RunSeeds, Scheduler, Streams, run};
-use crate::time::{SimDuration, SimTime};
-use crate::metrics::{BucketCounter, LatencyHistogram, Phase, PhaseTally, Trigger, lay_out_timeline};
+use crate::metrics::{LatencyHistogram, Phase, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::{MAX_TRACE_SPANS, Span};
-use crate::model::verdict::VerdictTally;
 use crate::model::{RunOutput, RunSettings};
 use crate::policy::limiters::{Admission, Failed, Limiter, Outcome, RetryLimiter};
 use crate::policy::{BackoffMemory, ClientClock, FailureKind, Hedge, Response, RetryDecision};
+use crate::time::{SimDuration, SimTime};
 
 /// "No index" in the slabs' links.
 const NONE: u32 = u32::MAX;
@@ -64,9 +64,8 @@ struct LayersRun<'a> {
     config: &'a LayersConfig,
     /// The span of the services' fault windows, if any: requests are tallied by when they were sent relative to it.
     trigger: Option<Trigger>,
-    phases: PhaseTally,
-    /// Per phase (during the trigger, then after it), per service: attempts sent to it.
-    arrivals_by_phase: [[u64; MAX_LAYERS]; 2],
+    /// What the run measures.
+    tally: Tally,
     /// One random stream per purpose (world: arrivals, service, network, faults, clocks; policy: jitter, admission).
     streams: Streams,
     calls: Vec<Call>,
@@ -74,14 +73,6 @@ struct LayersRun<'a> {
     jobs: Vec<Job>,
     free_jobs: Vec<u32>,
     next_tag: u32,
-    issued: u64,
-    succeeded: u64,
-    finished: u64,
-    /// Per service: attempts that reached it, by kind.
-    arrivals: [u64; MAX_LAYERS],
-    retries_at: [u64; MAX_LAYERS],
-    hedges_at: [u64; MAX_LAYERS],
-    callers: [CallerCounts; MAX_LAYERS + 1],
     /// Per caller: latencies of its answered attempts, and the hedge delay they give.
     observed: Vec<Option<LatencyHistogram>>,
     hedge_delay: [Option<SimDuration>; MAX_LAYERS + 1],
@@ -91,13 +82,8 @@ struct LayersRun<'a> {
     queued: [u32; MAX_LAYERS],
     /// Per caller: retries granted by the ratio budget.
     budget_spent: [u64; MAX_LAYERS + 1],
-    latency: LatencyHistogram,
-    timeline: [BucketCounter; series::COUNT],
     /// One per user client, then one per service (shared by all its instances).
     limiters: Vec<Option<Limiter>>,
-    refused: u64,
-    rejected_locally: u64,
-    timeouts: u64,
     /// Per caller: its attempts' timeout deadlines in sending order. A caller's timeout is one fixed length,
     /// so deadlines come due in that order, and one engine timer per caller (armed for the front) replaces
     /// one event per attempt; entries of attempts answered in time are skipped when they come due.
@@ -105,8 +91,6 @@ struct LayersRun<'a> {
     timer_armed: [bool; MAX_LAYERS + 1],
     /// One span per attempt, when tracing.
     spans: Option<Vec<Span>>,
-    /// User requests by the bucket they were sent in, for the stuck-state verdict.
-    verdict: VerdictTally,
     /// Per limiter (user client, then service): the clock its retries wait by.
     clocks: Vec<ClientClock>,
 }
@@ -134,23 +118,13 @@ impl<'a> LayersRun<'a> {
         LayersRun {
             config,
             trigger,
-            phases: PhaseTally::default(),
-            arrivals_by_phase: [[0; MAX_LAYERS]; 2],
+            tally: Tally::new(config, bucket),
             calls: Vec::with_capacity(1024),
             free_calls: Vec::with_capacity(1024),
             jobs: Vec::with_capacity(1024),
             free_jobs: Vec::with_capacity(1024),
             next_tag: 0,
-            issued: 0,
-            succeeded: 0,
-            finished: 0,
-            arrivals: [0; MAX_LAYERS],
-            retries_at: [0; MAX_LAYERS],
-            hedges_at: [0; MAX_LAYERS],
-            callers: [CallerCounts::default(); MAX_LAYERS + 1],
-            observed: (0..=config.services.len())
-                .map(|c| percentile(c).then(LatencyHistogram::default))
-                .collect(),
+            observed: (0..=config.services.len()).map(|c| percentile(c).then(LatencyHistogram::default)).collect(),
             hedge_delay,
             busy: [0; MAX_LAYERS],
             queued: [0; MAX_LAYERS],
@@ -160,17 +134,10 @@ impl<'a> LayersRun<'a> {
                 .iter()
                 .map(|s| VecDeque::with_capacity(if s.workers > 0 { 1024 } else { 0 }))
                 .collect(),
-            latency: LatencyHistogram::default(),
-            timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
             limiters,
-            refused: 0,
-            rejected_locally: 0,
-            timeouts: 0,
             deadlines: (0..=config.services.len()).map(|_| VecDeque::new()).collect(),
             timer_armed: [false; MAX_LAYERS + 1],
             spans: None,
-            // In good time: within the user client's timeout, or at any time without one.
-            verdict: VerdictTally::new(bucket, config.user.timeout.unwrap_or(SimDuration::MAX)),
             streams,
             clocks,
         }
@@ -218,8 +185,9 @@ impl<'a> LayersRun<'a> {
             limiter,
             permit: None,
             timer: 0,
+            // A user request is tallied once its call exists: its number is the count so far.
             request: if parent == NONE {
-                self.issued.saturating_sub(1) as u32
+                self.tally.issued as u32
             } else {
                 self.calls[self.jobs[parent as usize].call as usize].request
             },
@@ -262,9 +230,7 @@ impl<'a> LayersRun<'a> {
     /// all (a local rejection is a failed attempt that never left). Hedges skip admission.
     fn send(&mut self, call: u32, kind: Kind, scheduler: &mut Scheduler<LayerEvent>) {
         let limiter = self.calls[call as usize].limiter as usize;
-        if kind != Kind::Hedge
-            && self.limiters[limiter].is_some()
-        {
+        if kind != Kind::Hedge && self.limiters[limiter].is_some() {
             let draw = self.streams.admission.random::<f64>();
             let admission = match &mut self.limiters[limiter] {
                 Some(limiter) => limiter.admit(scheduler.now(), draw),
@@ -273,7 +239,7 @@ impl<'a> LayersRun<'a> {
             match admission {
                 Admission::Send => {}
                 Admission::Reject => {
-                    self.rejected_locally += 1;
+                    self.tally.rejected_locally += 1;
                     // A retry granted but never sent: its permit goes back as a withdrawal.
                     if let (Some(permit), Some(limiter)) =
                         (self.calls[call as usize].permit.take(), &mut self.limiters[limiter])
@@ -309,30 +275,8 @@ impl<'a> LayersRun<'a> {
         let slept = if kind == Kind::Retry { self.calls[call as usize].slept } else { SimDuration::ZERO };
         let flights = &mut self.calls[call as usize].in_flight;
         flights[slot.unwrap_or(0)] = Some(InFlight { tag, job, sent: now, permit, hedge: kind == Kind::Hedge, slept });
-        let counts = &mut self.callers[caller as usize];
-        match kind {
-            Kind::First => counts.first_tries += 1,
-            Kind::Retry => {
-                counts.retries += 1;
-                self.retries_at[service as usize] += 1;
-            }
-            Kind::Hedge => {
-                counts.hedges += 1;
-                self.hedges_at[service as usize] += 1;
-            }
-        }
-        self.arrivals[service as usize] += 1;
-        let phase = self.calls[call as usize].phase;
-        self.phases.attempt(phase);
-        match phase {
-            Phase::Before => {}
-            Phase::During => self.arrivals_by_phase[0][service as usize] += 1,
-            Phase::After => self.arrivals_by_phase[1][service as usize] += 1,
-        }
-        self.timeline[series::CALLS].record(now);
-        if self.config.is_bottom(service as usize) {
-            self.timeline[series::BOTTOM_CALLS].record(now);
-        }
+        let (phase, bottom) = (self.calls[call as usize].phase, self.config.is_bottom(service as usize));
+        self.tally.attempt(caller, service, kind, phase, bottom, now);
         let hop = self.hop();
         scheduler.schedule_in(hop, LayerEvent::Arrives { job });
         let policy = self.policy(caller);
@@ -500,9 +444,22 @@ impl<'a> LayersRun<'a> {
     fn trace(&mut self, call: u32, attempt: InFlight, end: SimTime, outcome: &'static str, status: u16) {
         if let Some(spans) = self.spans.as_mut().filter(|spans| spans.len() < MAX_TRACE_SPANS) {
             let state = &self.calls[call as usize];
-            let (owner, layer, start, attempt_number) = (state.request, state.service, attempt.sent, state.failed_attempts + 1);
+            let (owner, layer, start, attempt_number) =
+                (state.request, state.service, attempt.sent, state.failed_attempts + 1);
             let (slept, hedge, id, parent) = (attempt.slept, attempt.hedge, attempt.tag, state.parent_tag);
-            spans.push(Span { owner, layer, start, end, attempt: attempt_number, outcome, status, slept, hedge, id, parent });
+            spans.push(Span {
+                owner,
+                layer,
+                start,
+                end,
+                attempt: attempt_number,
+                outcome,
+                status,
+                slept,
+                hedge,
+                id,
+                parent,
+            });
         }
     }
 
@@ -529,7 +486,8 @@ impl<'a> LayersRun<'a> {
         }
         let snapshot = self.calls[call as usize];
         let caller = snapshot.caller as usize;
-        if let (Hedge::Percentile(q), Some(observed)) = (self.policy(snapshot.caller).hedge, &mut self.observed[caller]) {
+        if let (Hedge::Percentile(q), Some(observed)) = (self.policy(snapshot.caller).hedge, &mut self.observed[caller])
+        {
             observed.record(now - attempt.sent);
             let count = observed.count();
             if count >= PERCENTILE_WARMUP && count % PERCENTILE_REFRESH == 0 {
@@ -576,7 +534,7 @@ impl<'a> LayersRun<'a> {
 
     fn timeout(&mut self, call: u32, tag: u32, scheduler: &mut Scheduler<LayerEvent>) {
         let Some(attempt) = self.land(call, tag) else { return };
-        self.timeouts += 1;
+        self.tally.timeouts += 1;
         self.trace(call, attempt, scheduler.now(), "timeout", 0);
         let snapshot = self.calls[call as usize];
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
@@ -601,16 +559,16 @@ impl<'a> LayersRun<'a> {
         if !retried || snapshot.failed_attempts >= policy.attempts {
             return self.finish_call(call, false, scheduler);
         }
-        let first_tries = self.callers[caller].first_tries as f64;
+        let first_tries = self.tally.callers[caller].first_tries as f64;
         if policy.budget.is_some_and(|b| (self.budget_spent[caller] + 1) as f64 > b * first_tries) {
-            self.refused += 1;
+            self.tally.refused += 1;
             return self.finish_call(call, false, scheduler);
         }
         if let Some(limiter) = &mut self.limiters[snapshot.limiter as usize] {
             match limiter.acquire_retry(now, failed) {
                 Some(permit) => self.calls[call as usize].permit = Some(permit),
                 None => {
-                    self.refused += 1;
+                    self.tally.refused += 1;
                     return self.finish_call(call, false, scheduler);
                 }
             }
@@ -623,8 +581,13 @@ impl<'a> LayersRun<'a> {
         state.timer = tag;
         let elapsed = now - state.started;
         let kind = if failed == Failed::Throttled { FailureKind::Throttling } else { FailureKind::Transient };
-        let decision =
-            policy.backoff.after_failure(state.failed_attempts, elapsed, (kind, None), &mut state.memory, &mut self.streams.jitter);
+        let decision = policy.backoff.after_failure(
+            state.failed_attempts,
+            elapsed,
+            (kind, None),
+            &mut state.memory,
+            &mut self.streams.jitter,
+        );
         let decision = match self.config.clock {
             Some(clock) => {
                 let own = &self.clocks[state.limiter as usize];
@@ -644,12 +607,12 @@ impl<'a> LayersRun<'a> {
 
     fn hedge_due(&mut self, call: u32, tag: u32, scheduler: &mut Scheduler<LayerEvent>) {
         let state = &self.calls[call as usize];
-        let waiting = state.in_flight.iter().flatten().count() == 1
-            && state.in_flight.iter().flatten().any(|f| f.tag == tag);
+        let waiting =
+            state.in_flight.iter().flatten().count() == 1 && state.in_flight.iter().flatten().any(|f| f.tag == tag);
         if state.done || !waiting {
             return;
         }
-        let counts = self.callers[state.caller as usize];
+        let counts = self.tally.callers[state.caller as usize];
         let policy = self.policy(state.caller);
         if policy.hedge_max_extra.is_some_and(|cap| (counts.hedges + 1) as f64 > cap * counts.first_tries as f64) {
             return;
@@ -663,14 +626,7 @@ impl<'a> LayersRun<'a> {
         let state = self.calls[call as usize];
         if state.parent == NONE {
             self.free_calls.push(call);
-            self.finished += 1;
-            self.phases.ended(state.phase, succeeded.then(|| scheduler.now() - state.started));
-            if succeeded {
-                self.verdict.succeeded(state.started, scheduler.now());
-                self.succeeded += 1;
-                self.latency.record(scheduler.now() - state.started);
-                self.timeline[series::GOODPUT].record(scheduler.now());
-            }
+            self.tally.user_request_ended(state.phase, state.started, scheduler.now(), succeeded);
             return;
         }
         let parent = state.parent;
@@ -691,59 +647,7 @@ impl<'a> LayersRun<'a> {
     }
 
     fn finish(self, events: u64) -> RunOutput {
-        let requests = self.issued.max(1) as f64;
-        let layers = self.config.services.len();
-        let per_request = |n: u64| n as f64 / requests;
-        let mut metrics = vec![f64::NAN; metric::COUNT];
-        metrics[metric::REQUESTS] = self.issued as f64;
-        metrics[metric::SUCCESS_RATE] =
-            if self.finished == 0 { f64::NAN } else { self.succeeded as f64 / self.finished as f64 };
-        metrics[metric::AMPLIFICATION] = per_request(self.arrivals.iter().sum());
-        let bottom: u64 = (0..layers).filter(|&s| self.config.is_bottom(s)).map(|s| self.arrivals[s]).sum();
-        metrics[metric::BOTTOM_CALLS_PER_REQUEST] = per_request(bottom);
-        metrics[metric::RETRIES_PER_REQUEST] = per_request(self.callers.iter().map(|c| c.retries).sum());
-        metrics[metric::HEDGES_PER_REQUEST] = per_request(self.callers.iter().map(|c| c.hedges).sum());
-        metrics[metric::TIMEOUTS_PER_REQUEST] = per_request(self.timeouts);
-        metrics[metric::REFUSED_PER_REQUEST] = per_request(self.refused);
-        metrics[metric::REJECTED_LOCALLY_PER_REQUEST] = per_request(self.rejected_locally);
-        metrics[metric::LATENCY_P50_MS] = self.latency.quantile_nanos(0.5) / 1e6;
-        metrics[metric::LATENCY_P99_MS] = self.latency.quantile_nanos(0.99) / 1e6;
-        metrics[metric::EVENTS] = events as f64;
-        for layer in 0..layers {
-            metrics[metric::AMPLIFICATION_L1 + layer] = per_request(self.arrivals[layer]);
-            metrics[metric::RETRIES_PER_REQUEST_L1 + layer] = per_request(self.retries_at[layer]);
-            metrics[metric::HEDGES_PER_REQUEST_L1 + layer] = per_request(self.hedges_at[layer]);
-        }
-        if self.trigger.is_some() {
-            let [during, after] = self.phases.metrics();
-            metrics[metric::SUCCESS_RATE_DURING] = during.success_rate;
-            metrics[metric::SUCCESS_RATE_AFTER] = after.success_rate;
-            metrics[metric::AMPLIFICATION_DURING] = during.amplification;
-            metrics[metric::AMPLIFICATION_AFTER] = after.amplification;
-            metrics[metric::LATENCY_P99_MS_DURING] = during.latency_p99_ms;
-            metrics[metric::LATENCY_P99_MS_AFTER] = after.latency_p99_ms;
-            for layer in 0..layers {
-                let [during, after] = self.arrivals_by_phase.map(|arrivals| arrivals[layer]);
-                metrics[metric::AMPLIFICATION_L1_DURING + layer] = self.phases.per_request(Phase::During, during);
-                metrics[metric::AMPLIFICATION_L1_AFTER + layer] = self.phases.per_request(Phase::After, after);
-            }
-        }
-        let verdict = self.verdict.judge(self.trigger.map(|trigger| trigger.end), self.config.verdict);
-        metrics[metric::RECOVERY_MS] = verdict.recovery_ms;
-        metrics[metric::RECOVERED] = verdict.recovered;
-        metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
-        metrics[metric::TIPPED] = verdict.tipped;
-        metrics[metric::STUCK] = verdict.stuck;
-        let columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
-        let timeline = lay_out_timeline(series::COUNT, &columns);
-        let highlights = self
-            .config
-            .services
-            .iter()
-            .flat_map(|s| s.faults.windows().iter().map(|w| (w.start, w.end)))
-            .collect();
-        let spans = self.spans.unwrap_or_default();
-        RunOutput { metrics, timeline, events, latency: Some(self.latency.sparse()), highlights, spans, ..RunOutput::default() }
+        self.tally.finish(self.config, self.trigger, self.spans.unwrap_or_default(), events)
     }
 }
 
@@ -753,13 +657,15 @@ impl Model for LayersRun<'_> {
     fn handle(&mut self, event: LayerEvent, scheduler: &mut Scheduler<LayerEvent>) {
         match event {
             LayerEvent::UserRequest => {
-                self.issued += 1;
                 let call = self.new_call(NONE, 0, 0, scheduler.now());
-                self.verdict.offered(scheduler.now());
-                self.phases.request(self.calls[call as usize].phase);
+                self.tally.user_request(self.calls[call as usize].phase, scheduler.now());
                 self.send(call, Kind::First, scheduler);
-                if self.issued < self.config.requests
-                    && let Some(next) = self.config.arrivals.next_arrival_after(scheduler.now(), SimTime::MAX, &mut self.streams.arrivals)
+                if self.tally.issued < self.config.requests
+                    && let Some(next) = self.config.arrivals.next_arrival_after(
+                        scheduler.now(),
+                        SimTime::MAX,
+                        &mut self.streams.arrivals,
+                    )
                 {
                     scheduler.schedule_at(next, LayerEvent::UserRequest);
                 }

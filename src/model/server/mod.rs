@@ -85,6 +85,17 @@ pub(super) mod metric {
         PEAK_RPS = "peak_rps" (PerSecond): "most new requests (first tries) sent in one second, counted in whole seconds from t = 0",
         REQUEST_PEAK_TO_MEAN = "request_peak_to_mean" (Ratio): "peak_rps over the mean rate of new requests: clients / period for a periodic workload, requests / duration for open and closed ones; empty for a burst",
     }
+
+    use crate::model::verdict::VerdictColumns;
+
+    /// Where the stuck-state verdict's values go.
+    pub(crate) const VERDICT: VerdictColumns = VerdictColumns {
+        recovery_ms: RECOVERY_MS,
+        recovered: RECOVERED,
+        recovered_at_ms: RECOVERED_AT_MS,
+        tipped: TIPPED,
+        stuck: STUCK,
+    };
 }
 
 /// The timeline's series: counted per bucket, then the queue's length (a level: its maximum in the bucket).
@@ -103,11 +114,10 @@ pub(super) mod series {
 }
 
 /// Every parameter group, the limiters' knobs last.
-const PARAMS: [&[ParamSpec]; 5 + LimiterKind::KNOBS.len()] =
-    concat_groups(
-        &[params::SERVER, crate::workload::PARAMS, params::RECOVERY, crate::model::verdict::PARAMS, params::CLIENT],
-        LimiterKind::KNOBS,
-    );
+const PARAMS: [&[ParamSpec]; 5 + LimiterKind::KNOBS.len()] = concat_groups(
+    &[params::SERVER, crate::workload::PARAMS, params::RECOVERY, crate::model::verdict::PARAMS, params::CLIENT],
+    LimiterKind::KNOBS,
+);
 
 impl SimModel for Server {
     const KIND: &'static str = "server";

@@ -102,7 +102,8 @@ impl Tally {
         ] {
             metrics[index] = ms(self.latency.quantile_nanos(q));
         }
-        metrics[metric::WAIT_MEAN_MS] = if self.waits == 0 { f64::NAN } else { ms(self.wait_nanos / self.waits as f64) };
+        metrics[metric::WAIT_MEAN_MS] =
+            if self.waits == 0 { f64::NAN } else { ms(self.wait_nanos / self.waits as f64) };
         let end_nanos = end.as_nanos() as f64;
         metrics[metric::UTILISATION] = match config.workers {
             Some(workers) if end_nanos > 0.0 => self.busy_nanos / (f64::from(workers) * end_nanos),
@@ -141,12 +142,7 @@ impl Tally {
         metrics[metric::AMPLIFICATION_AFTER] = after.amplification;
         metrics[metric::LATENCY_P99_MS_DURING] = during.latency_p99_ms;
         metrics[metric::LATENCY_P99_MS_AFTER] = after.latency_p99_ms;
-        let verdict = self.verdict(config);
-        metrics[metric::RECOVERY_MS] = verdict.recovery_ms;
-        metrics[metric::RECOVERED] = verdict.recovered;
-        metrics[metric::RECOVERED_AT_MS] = verdict.recovered_at_ms;
-        metrics[metric::TIPPED] = verdict.tipped;
-        metrics[metric::STUCK] = verdict.stuck;
+        self.verdict(config).write(&mut metrics, metric::VERDICT);
         let mut columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
         columns.push((series::QUEUE_MAX, self.queue_levels.maxima()));
         let timeline = lay_out_timeline(series::COUNT, &columns);
@@ -157,7 +153,15 @@ impl Tally {
         {
             highlights.push((start, end));
         }
-        RunOutput { metrics, timeline, events, truncated: false, latency: Some(self.latency.sparse()), highlights, spans }
+        RunOutput {
+            metrics,
+            timeline,
+            events,
+            truncated: false,
+            latency: Some(self.latency.sparse()),
+            highlights,
+            spans,
+        }
     }
 
     /// The run's stuck-state verdict ([`Verdict`]): in-time successes by the bucket their request was first sent
@@ -169,4 +173,3 @@ impl Tally {
         Verdict::judge(offered, &self.succeeded_by_send, trigger_end, arrivals_end, config.verdict)
     }
 }
-
