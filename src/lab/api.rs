@@ -242,6 +242,7 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
     answer["swept"] = json!(scenario.sweep.iter().map(|axis| axis.name).collect::<Vec<_>>());
     answer["series"] = json!(timeline_series(&scenario));
     answer["key_metrics"] = json!(scenario.model.default_chart_metrics());
+    answer["timeline_until_ms"] = json!(scenario.charts.timeline_until.map(|until| until.as_millis_f64()));
     answer["metrics"] = json!(
         scenario
             .model

@@ -180,3 +180,30 @@ mod tests {
         drop((first, second, other));
     }
 }
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+    use crate::scenario::plan;
+
+    fn check(scenario: &str, set: &[&str]) -> Result<(), String> {
+        let text = std::fs::read_to_string(format!("scenarios/{scenario}.toml")).unwrap();
+        let set: Vec<String> = set.iter().map(|s| (*s).to_owned()).collect();
+        let path = std::path::PathBuf::from(format!("scenarios/{scenario}.toml"));
+        let scenario = Scenario::with_overrides(&path, text, &set).unwrap();
+        let points = plan(&scenario).unwrap();
+        check_size(&scenario, &points, "retrylab run …").map_err(|error| error.to_string())
+    }
+
+    #[test]
+    fn the_labs_size_limit_counts_every_runs_clients_and_the_memory_estimate() {
+        // 4 strategies × 10 replicates × 100,000 clients: exactly the limit, accepted; one client more is not.
+        assert_eq!(check("thundering-herd", &["clients=100000", "replicates=10"]), Ok(()));
+        let over = check("thundering-herd", &["clients=100001", "replicates=10"]).unwrap_err();
+        assert!(over.contains("40 runs of 4000040 client records"), "{over}");
+        assert!(over.contains("The CLI runs it as it is:\n  retrylab run …"), "{over}");
+        // A 1 µs timeline over a 40 s run is gigabytes of buckets although the clients are few.
+        let memory = check("metastable", &["timeline_bucket=1us", "replicates=1"]).unwrap_err();
+        assert!(memory.contains("more than the lab's 1.00 GiB"), "{memory}");
+    }
+}

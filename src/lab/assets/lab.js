@@ -14,9 +14,9 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
-async function api(path, body) {
+async function api(path, body, signal) {
   const options = body === undefined ? {} :
-    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) };
+    { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body), signal };
   const response = await fetch(path, options);
   const answer = await response.json();
   if (!response.ok) throw Object.assign(new Error(answer.error), { status: response.status });
@@ -55,7 +55,10 @@ async function home() {
       el("strong", {}, scenario.name), el("div", { class: "small" }, scenario.description || scenario.title),
       el("div", { class: "small" }, `${scenario.model} · ${scenario.points} points × ${scenario.replicates} replicates`))));
   }
-  view.replaceChildren(el("h1", {}, "Scenarios"), cards);
+  const lessons = el("ul", { class: "cards" }, ...catalog.lessons.map((lesson) => el("li", {},
+    el("a", { href: `#/l/${encodeURIComponent(lesson.name)}` }, el("strong", {}, lesson.title),
+      el("div", { class: "small" }, lesson.summary)))));
+  view.replaceChildren(el("h1", {}, "Lessons"), lessons, el("h1", {}, "Scenarios"), cards);
   if (catalog.results.length) {
     const list = el("ul", {});
     for (const folder of catalog.results) {
@@ -121,7 +124,7 @@ function controlRow(control, value, changed) {
   if (!control.swept && (control.kind === "count" || control.kind === "real" || control.kind === "duration")) {
     const isDuration = control.kind === "duration";
     const fromNumber = isDuration ? duration : (x) => (control.kind === "count" ? String(Math.max(1, Math.round(x))) : String(Number(x.toPrecision(3))));
-    const range = slider(control.name, value, isDuration ? nanos : Number, fromNumber, (text) => { input.value = text; changed(); });
+    const range = slider(control.name, value, isDuration ? nanos : Number, fromNumber, (text) => { input.value = text; changed(true); });
     if (range) row.append(range);
   }
   row.append(about);
@@ -135,7 +138,8 @@ async function bench(name, set) {
   const form = el("form", { class: "controls", onsubmit: "return false" });
   const inputs = [];
   let timer;
-  const changed = () => { clearTimeout(timer); timer = setTimeout(start, 150); };
+  // A committed value (typed, picked) runs at once; a slider being dragged runs 150 ms after it rests.
+  const changed = (dragging) => { clearTimeout(timer); timer = setTimeout(start, dragging === true ? 150 : 0); };
   const sections = new Map();
   for (const control of scenario.controls) {
     const start = original(control);
@@ -161,15 +165,22 @@ async function bench(name, set) {
   start();
 }
 
-async function execute(name, set, output) {
+// One run in flight per channel: a newer one aborts the request of the older, and the server stops its run.
+const inFlight = new Map();
+
+async function execute(name, set, output, channel = "bench", claims = []) {
   status.textContent = "running…";
   output.setAttribute("aria-busy", "true");
+  inFlight.get(channel)?.abort();
+  const controller = new AbortController();
+  inFlight.set(channel, controller);
   try {
-    const answer = await api("/api/run", { scenario: name, set, channel: "bench" });
+    const answer = await api("/api/run", { scenario: name, set, channel, claims }, controller.signal);
     status.textContent = `${answer.points} points × ${answer.replicates} replicates, ${answer.elapsed_ms} ms`;
     output.replaceChildren(results(answer));
+    return answer;
   } catch (error) {
-    if (error.status === 409) return; // a newer run took this one's place
+    if (error.name === "AbortError" || error.status === 409) return null; // a newer run took this one's place
     status.textContent = "";
     output.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
   } finally {
@@ -228,6 +239,10 @@ function timeline(answer, series) {
   }
   const names = [...lines.keys()];
   const colour = colours(names.map((n) => n.split(", ").pop()));
+  if (answer.timeline_until_ms !== null) {
+    // The scenario's [charts] timeline_until crops the chart where its story ends, as timeline.png does.
+    for (const [key, line] of lines) lines.set(key, line.filter(([t]) => t <= answer.timeline_until_ms));
+  }
   const points = [...lines.values()].flat();
   const [width, height, left, bottom] = [760, 280, 56, 28];
   const maxX = Math.max(...points.map((p) => p[0]), 1);
@@ -273,6 +288,7 @@ async function show() {
   const { path, set } = route();
   try {
     if (path.startsWith("/s/")) await bench(decodeURIComponent(path.slice(3)), set);
+    else if (path.startsWith("/l/")) await lessonPage(decodeURIComponent(path.slice(3)));
     else await home();
   } catch (error) {
     view.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
@@ -443,4 +459,131 @@ function panes(answer) {
     el("p", { class: "small" }, "The panes share their random numbers: in each replicate every pane meets the same arrivals, " +
       "service times and faults, so a difference between panes is the policy's, and its paired interval is narrower than " +
       "comparing the panes' own intervals would suggest."), grid);
+}
+
+// Lessons (#/l/<name>): the lesson's Markdown with its live parts. Prose is rendered from a small subset (headings,
+// paragraphs, lists, `code`, **bold**, *emphasis*, [[word]] in the colour of the dots that word names), built as
+// DOM nodes, never as HTML text.
+const WORDS = { served: OUTCOME.served, rejected: OUTCOME.rejected, "timed out": OUTCOME["timed out"],
+  "backing off": OUTCOME.backing, "given up": OUTCOME["gave up"] };
+function inline(text) {
+  const nodes = [];
+  const pattern = /(`[^`]+`|\*\*[^*]+\*\*|\*[^*]+\*|\[\[[^\]]+\]\])/g;
+  let at = 0;
+  for (const match of text.matchAll(pattern)) {
+    nodes.push(text.slice(at, match.index));
+    const token = match[0];
+    if (token.startsWith("`")) nodes.push(el("code", {}, token.slice(1, -1)));
+    else if (token.startsWith("**")) nodes.push(el("strong", {}, token.slice(2, -2)));
+    else if (token.startsWith("[[")) {
+      const word = token.slice(2, -2);
+      nodes.push(el("span", { class: "outcome", style: `color:${WORDS[word] || "inherit"}` }, word));
+    } else nodes.push(el("em", {}, token.slice(1, -1)));
+    at = match.index + token.length;
+  }
+  nodes.push(text.slice(at));
+  return nodes;
+}
+
+function prose(text) {
+  const parts = [];
+  for (const block of text.split(/\n\s*\n/)) {
+    const lines = block.split("\n").filter((line) => line.trim());
+    if (!lines.length) continue;
+    const heading = /^(#{1,3}) (.*)$/.exec(lines[0]);
+    if (heading) parts.push(el(`h${heading[1].length}`, {}, ...inline(heading[2])));
+    else if (lines.every((line) => line.startsWith("- "))) parts.push(el("ul", {}, ...lines.map((line) => el("li", {}, ...inline(line.slice(2))))));
+    else parts.push(el("p", {}, ...inline(lines.join(" "))));
+  }
+  return parts;
+}
+
+async function lessonPage(name) {
+  const lesson = await api(`/api/lessons/${encodeURIComponent(name)}`);
+  const scenario = await api(`/api/scenarios/${encodeURIComponent(lesson.scenario)}`);
+  const page = el("article", { class: "lesson" });
+  const pieces = lesson.markdown.split(/^```(predict|lab)\n([\s\S]*?)^```$/m);
+  let figureIndex = 0;
+  let waitingFor = null;
+  for (let i = 0; i < pieces.length; i += 3) {
+    page.append(...prose(pieces[i]));
+    if (i + 2 >= pieces.length) break;
+    const [kind, body] = [pieces[i + 1], pieces[i + 2]];
+    if (kind === "predict") {
+      waitingFor = predict(body);
+      page.append(waitingFor.node);
+    } else {
+      const figure = lesson.figures[figureIndex];
+      page.append(livefigure(lesson, scenario, figure, figureIndex, waitingFor));
+      figureIndex += 1;
+      waitingFor = null;
+    }
+  }
+  view.replaceChildren(page);
+}
+
+// A question the reader answers before the figure after it runs.
+function predict(body) {
+  const [question, ...choices] = body.trim().split("\n");
+  let answered;
+  const promise = new Promise((resolve) => { answered = resolve; });
+  const said = el("p", { class: "small", "aria-live": "polite" });
+  const buttons = choices.filter((c) => c.startsWith("- ")).map((choice) => {
+    const button = el("button", { type: "button" }, choice.slice(2));
+    button.addEventListener("click", () => {
+      said.textContent = `You predicted: ${choice.slice(2)}. The figure below now runs; see whether it agrees.`;
+      answered();
+    });
+    return button;
+  });
+  const skip = el("button", { type: "button", class: "quiet" }, "Just show me");
+  skip.addEventListener("click", () => answered());
+  return { node: el("aside", { class: "predict" }, el("p", {}, el("strong", {}, "Predict first: "), question), ...buttons, skip, said), promise };
+}
+
+function livefigure(lesson, scenario, figure, index, waitingFor) {
+  const output = el("div", { class: "figure-output", "aria-live": "polite" });
+  const inputs = [];
+  const controls = el("div", { class: "figure-controls" });
+  let timer;
+  const changed = (dragging) => { clearTimeout(timer); timer = setTimeout(run, dragging === true ? 150 : 0); };
+  for (const key of figure.controls) {
+    const control = scenario.controls.find((c) => c.key === key);
+    const given = [...lesson.set, ...figure.set].map((line) => line.split("=")).find(([k]) => k === key || k === control.name);
+    const start = given ? given.slice(1).join("=") : original(control);
+    const { row, input } = controlRow({ ...control, key: `${control.key}#${index}` }, start, changed);
+    inputs.push({ control, input, start });
+    controls.append(row);
+  }
+  async function run() {
+    const set = [...lesson.set, ...figure.set];
+    for (const { control, input, start } of inputs) if (input.value.trim() !== start) set.push(`${control.key}=${input.value.trim()}`);
+    const answer = await execute(lesson.scenario, set, output, `lesson-${index}`, figure.claims);
+    if (!answer) return;
+    const parts = [];
+    for (const view of figure.show) {
+      if (view === "timeline" && answer.series[0]) parts.push(timeline(answer, answer.series[0]));
+      if (view === "panes" && answer.swept.length === 1) parts.push(panes(answer));
+      if (view === "summary") parts.push(el("div", { class: "scroll" }, summary(answer)));
+      if (view === "dots") parts.push(replayPanel(answer, null));
+    }
+    parts.push(claimList(answer.claims));
+    output.replaceChildren(...parts);
+  }
+  const figureNode = el("figure", { class: "live" }, controls, output);
+  if (waitingFor) {
+    output.append(el("p", { class: "small" }, "Answer the question above, and this figure runs."));
+    waitingFor.promise.then(run);
+  } else {
+    run();
+  }
+  return figureNode;
+}
+
+function claimList(claims) {
+  return el("ul", { class: "claims" }, ...claims.map((claim) => {
+    if (claim.holds === true) return el("li", { class: "holds" }, `✓ holds with these settings: ${claim.claim} (${claim.left} vs ${claim.right})`);
+    if (claim.holds === false) return el("li", { class: "broken" }, `✗ no longer holds with your settings: ${claim.claim} (${claim.left} vs ${claim.right})`);
+    return el("li", { class: "unknown" }, `? cannot be checked with these settings: ${claim.claim} (${claim.why})`);
+  }));
 }
