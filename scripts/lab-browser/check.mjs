@@ -59,13 +59,9 @@ const sleep = (ms) => new Promise((done) => setTimeout(done, ms).unref());
 // bug a user never reports.
 const errors = [];
 const notes = [];
-// Console errors of the page that are known, reported and waiting for a change in src/lab: each is printed as a
-// note on every run, so it stays visible, instead of failing the check. Delete an entry once the page is fixed.
-const KNOWN = [{
-  matches: (text, url) => /\/favicon\.ico$/.test(url) && / 404 /.test(text),
-  note: "the browser's automatic GET /favicon.ico is a 404, logged as a console error: index.html needs an icon " +
-    "link (e.g. <link rel=\"icon\" href=\"data:,\">) or the server a /favicon.ico",
-}];
+// Console errors of the page that are known and waiting for a fix in src/lab: each is printed as a note on every
+// run instead of failing the check. Empty: add an entry only with an issue that tracks the fix.
+const KNOWN = [];
 async function newPage(context) {
   const page = await context.newPage();
   page.on("console", (message) => {
@@ -264,13 +260,15 @@ async function main(server, browser) {
   await home.goto(server.url);
   await home.waitForSelector("ul.cards a");
   const links = await home.$$eval("ul.cards a", (as) => as.map((a) => a.getAttribute("href")));
-  const listed = links.map((href) => (/^#\/s\/(.+)$/.exec(href) || fail(`a card links to "${href}", not #/s/<name>`))[1]).map(decodeURIComponent).sort();
+  const lessons = links.filter((href) => href.startsWith("#/l/"));
+  if (!lessons.includes("#/l/thundering-herd")) fail(`the home page lists no herd lesson: ${lessons.join(", ")}`);
+  const listed = links.filter((href) => !href.startsWith("#/l/")).map((href) => (/^#\/s\/(.+)$/.exec(href) || fail(`a card links to "${href}", not #/s/<name>`))[1]).map(decodeURIComponent).sort();
   const committed = committedScenarios();
   const absent = committed.filter((name) => !listed.includes(name));
   const extra = listed.filter((name) => !committed.includes(name));
   if (absent.length || extra.length) fail(`the home page's cards differ from scenarios/*.toml: missing ${absent.join(", ") || "none"}; not committed ${extra.join(", ") || "none"}`);
   await home.screenshot({ path: join(SCREENSHOTS, "home.png"), fullPage: true });
-  ok(`home page lists the ${committed.length} committed scenarios, each linking to #/s/<name>`);
+  ok(`home page lists ${lessons.length} lessons and the ${committed.length} committed scenarios, each linking to #/s/<name>`);
 
   // 2. The herd bench: a first run, then model.workers changed five times (ending at 20), each timed.
   const bench = await newPage(context);
@@ -337,11 +335,11 @@ async function main(server, browser) {
     throw error;
   }
   const words = ocr.replace(/\s+/g, " ");
-  // The herd's chart heading (its first series is calls) and the summary's heading, as rendered pixels.
-  for (const wanted of ["calls per bucket", "Summary"]) {
+  // The herd's chart heading (its first series is calls) and the panes' heading, as rendered pixels.
+  for (const wanted of ["calls per bucket", "Side by side"]) {
     if (!words.includes(wanted)) fail(`OCR of ${join(SCREENSHOTS, "bench.png")} does not read "${wanted}"; it read: ${words.slice(0, 400)}`);
   }
-  ok(`screenshots home.png and bench.png in ${SCREENSHOTS}; OCR reads "calls per bucket" and "Summary"`);
+  ok(`screenshots home.png and bench.png in ${SCREENSHOTS}; OCR reads "calls per bucket" and "Side by side"`);
 
   // 2 again, for a second study: aws-jitter-2015 cut to one point, the seed changed five times. A page of its
   // own: on the herd's page the new address would change only the hash, and the herd's finished table would
@@ -356,13 +354,39 @@ async function main(server, browser) {
   timings.push({ study: `aws-jitter-2015, clients=50, strategy=full-jitter, ${aws.points} point × ${aws.replicates} replicates, seed changed`, runs: awsRuns });
   ok(`aws-jitter-2015 bench: 5 changes of seed each gave a new table and chart`);
 
+  // 8. A lesson: predict, then the figure runs and its claims hold with the lesson's defaults; the dots replay
+  // the herd and keep at least 30 frames a second with 1,000 dots (measured by the page, reported here).
+  await second.close();
+  const lesson = await newPage(context);
+  await lesson.goto(server.url + "#/l/thundering-herd");
+  await lesson.waitForSelector("aside.predict button", { timeout: WAIT_MS });
+  await lesson.click("aside.predict button");
+  // Every figure has run once its claims are listed (the first waits for the prediction, the others do not).
+  await lesson.waitForFunction(() => document.querySelectorAll("figure.live").length > 0 &&
+    document.querySelectorAll("figure.live ul.claims").length === document.querySelectorAll("figure.live").length,
+    null, { timeout: WAIT_MS });
+  const claims = await lesson.$$eval("figure.live ul.claims li", (items) => items.map((item) => [item.className, item.textContent]));
+  if (claims.length < 3 || claims.some(([kind]) => kind !== "holds")) fail(`the herd lesson's claims with its defaults: ${JSON.stringify(claims)}`);
+  await lesson.waitForSelector("#replay", { timeout: WAIT_MS });
+  await lesson.selectOption("#replay-point", { label: "exponential" });
+  await lesson.click("#replay");
+  await lesson.waitForSelector("canvas", { timeout: WAIT_MS });
+  await lesson.waitForFunction(() => document.querySelector("canvas")?.dataset.fps, null, { timeout: WAIT_MS });
+  await sleep(3000);
+  const fps = Number(await lesson.$eval("canvas", (canvas) => canvas.dataset.fps));
+  const shown = await text(lesson, "#replay-info");
+  if (!/1000 of 1000 clients/.test(shown)) fail(`the replay should show every one of the herd's 1,000 clients: ${shown}`);
+  frameRate = fps;
+  await lesson.screenshot({ path: join(SCREENSHOTS, "lesson.png"), fullPage: false });
+  ok(`the herd lesson: prediction taken, ${claims.length} claims hold, 1,000 dots replayed at ${fps} frames/s`);
+
   await context.close();
   if (errors.length) fail(`the pages logged ${errors.length} error(s):\n  ${errors.join("\n  ")}`);
   ok(`no console errors or page errors on any page${notes.length ? ` (besides the known issues noted below)` : ""}`);
   return timings;
 }
 
-let server, browser, timings;
+let server, browser, timings, frameRate;
 try {
   server = await startServer();
   browser = await chromium.launch({ executablePath: CHROMIUM });
@@ -387,7 +411,8 @@ try {
 
 if (!process.exitCode) {
   console.log(`\nlab-browser-check: ${passed.length} checks passed`);
-  console.log("slider-to-chart (change event to new summary table in the DOM; the page waits 150 ms before each run):");
+  console.log("slider-to-chart (change event to new summary table in the DOM):");
+  console.log(`dots: 1,000 clients replayed at ${frameRate} frames/s (the page's own count over its last second)`);
   for (const { study, runs } of timings) {
     console.log(`  ${study}: ${summarize(runs.map((r) => r.ms))} over ${runs.length} changes; ` +
       `server's run ${summarize(runs.map((r) => r.elapsedMs))}`);
