@@ -330,7 +330,7 @@ fn every_lessons_claims_hold_with_its_defaults_and_break_when_they_should() {
     let lab = Lab::start(&[]);
     let (_, catalog) = lab.get("/api/scenarios");
     let lessons = catalog["lessons"].as_array().unwrap();
-    assert!(lessons.len() >= 2, "{catalog}");
+    assert!(lessons.len() >= 5, "{catalog}");
     let mut checked = 0;
     for listed in lessons {
         let (status, lesson) = lab.get(&format!("/api/lessons/{}", listed["name"].as_str().unwrap()));
