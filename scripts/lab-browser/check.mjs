@@ -2,7 +2,7 @@
 // first miss stops the run with a message that says what was expected and what the page showed. Timings are
 // measured and printed, never asserted: the machine is shared and its speed is not the page's.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -16,7 +16,11 @@ const WAIT_MS = 90_000;
 const HERD = "#/s/thundering-herd?set=replicates%3D3";
 // One client count and one strategy: the aws-jitter-2015 study cut to a single point, a lesson-sized run.
 const AWS = "#/s/aws-jitter-2015?set=clients%3D50&set=strategy%3Dfull-jitter";
-const WORKERS = '[id="control-model.workers"]'; // the id holds a dot, which a #id selector would read as a class
+const WORKERS = '[id="control-model.workers"]';
+// The metastable study cut to one point of 20 s, with no outage of its own: the faults timeline places one.
+const METASTABLE = "#/s/metastable?" + ["replicates=100", "rate=900", "outage_duration=0s", "limiter=none", "workload.duration=20s"]
+  .map((line) => `set=${encodeURIComponent(line)}`).join("&");
+const FAULTS = '[id="control-model.faults"]'; // the id holds a dot, which a #id selector would read as a class
 
 class Miss extends Error {}
 const fail = (message) => { throw new Miss(message); };
@@ -187,9 +191,10 @@ function csv(textIn) {
   return rows;
 }
 
-// Runs the page's command with this binary and compares every summary cell the page shows with summary.csv.
-function compareWithCli(shown) {
-  const argv = shellWords(shown.command);
+// Runs the page's command (or `retrylab` with `runArgs`) with this binary and compares every summary cell the page
+// shows with summary.csv.
+function compareWithCli(shown, runArgs) {
+  const argv = runArgs ? ["retrylab", ...runArgs] : shellWords(shown.command);
   if (argv[0] !== "retrylab" || argv[1] !== "run") fail(`the page's command should start "retrylab run", got: ${shown.command}`);
   const out = mkdtempSync(join(tmpdir(), "lab-browser-check-"));
   try {
@@ -379,6 +384,46 @@ async function main(server, browser) {
   frameRate = fps;
   await lesson.screenshot({ path: join(SCREENSHOTS, "lesson.png"), fullPage: false });
   ok(`the herd lesson: prediction taken, ${claims.length} claims hold, 1,000 dots replayed at ${fps} frames/s`);
+
+  // 9. Faults as a timeline: an outage dragged onto the track becomes `model.faults`, the run shows its progress,
+  // and the page's numbers equal the CLI's, both by its command and by the scenario it offers to download.
+  await lesson.close();
+  const faults = await newPage(context);
+  await faults.goto(server.url + METASTABLE);
+  await settled(faults, `opening ${METASTABLE}`);
+  await faults.evaluate(() => {
+    window.statusSeen = [];
+    new MutationObserver(() => window.statusSeen.push(document.getElementById("status").textContent))
+      .observe(document.getElementById("status"), { childList: true, characterData: true, subtree: true });
+  });
+  const track = await faults.$(".faults-timeline svg");
+  await track.scrollIntoViewIfNeeded();
+  const box = await track.boundingBox();
+  await markStale(faults);
+  await faults.mouse.move(box.x + box.width * 0.3, box.y + box.height * 0.3);
+  await faults.mouse.down();
+  await faults.mouse.move(box.x + box.width * 0.4, box.y + box.height * 0.3, { steps: 5 });
+  await faults.mouse.up();
+  const placed = await settled(faults, "after dragging an outage onto the faults timeline");
+  await faults.screenshot({ path: join(SCREENSHOTS, "faults.png") });
+  const written = await faults.inputValue(FAULTS);
+  if (!/^[67](\.\d+)?s\.\.[78](\.\d+)?s black-hole$/.test(written)) fail(`the dragged window should read about "6s..8s black-hole", the faults box holds "${written}"`);
+  if (!placed.command.includes(`model.faults=`)) fail(`the command does not set model.faults: ${placed.command}`);
+  const progress = (await faults.evaluate(() => window.statusSeen)).filter((line) => /^running… \d+ of 100 runs$/.test(line));
+  const byCommand = compareWithCli(placed);
+  const download = await faults.getAttribute("#download", "href");
+  const folder = mkdtempSync(join(tmpdir(), "lab-download-"));
+  try {
+    const answer = await fetch(new URL(download, server.url));
+    if (!answer.ok) fail(`GET ${download} answered ${answer.status}: ${await answer.text()}`);
+    const file = join(folder, "downloaded.toml");
+    writeFileSync(file, await answer.text());
+    compareWithCli(placed, ["run", file]);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  ok(`faults timeline: a drag wrote "${written}"; ${progress.length} progress readings ("${progress.at(-1) ?? "none: the run was quicker than a poll"}"); ` +
+    `the page's ${byCommand.cells} cells equal the CLI's by the command and by the downloaded scenario`);
 
   await context.close();
   if (errors.length) fail(`the pages logged ${errors.length} error(s):\n  ${errors.join("\n  ")}`);

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
@@ -16,7 +16,7 @@ use super::catalog::{Catalog, Entry};
 use super::claims::Claim;
 use super::runs::{self, Finished, Slot};
 use crate::Error;
-use crate::scenario::plan;
+use crate::scenario::{Scenario, plan, write_into_source};
 
 /// What the handlers share.
 pub(crate) struct Lab {
@@ -132,6 +132,37 @@ pub(crate) async fn scenario(State(lab): State<Arc<Lab>>, Path(name): Path<Strin
     item["source"] = json!(entry.source);
     item["controls"] = json!(super::controls::controls(&scenario));
     Ok(Json(item))
+}
+
+/// `GET /api/scenarios/{name}/toml?set=KEY%3DVALUE&…`: the scenario's text with the overrides written into its own
+/// `set` list, as a file to download. `retrylab run` on it gives the numbers `POST /api/run` gives with them.
+pub(crate) async fn download(
+    State(lab): State<Arc<Lab>>,
+    Path(name): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let entry = find(&lab.catalog, &name)?;
+    let mut set = Vec::new();
+    for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
+        if key != "set" {
+            let message = format!("unknown query parameter {key:?}; the only one is set=KEY%3DVALUE, repeated");
+            return Err(ApiError::in_field(StatusCode::BAD_REQUEST, "set", message));
+        }
+        set.push(value.into_owned());
+    }
+    if set.len() > MAX_SETS {
+        return Err(ApiError::in_field(StatusCode::BAD_REQUEST, "set", format!("at most {MAX_SETS} overrides")));
+    }
+    entry.load(&set).map_err(|error| ApiError::in_field(StatusCode::BAD_REQUEST, "set", chain(&error)))?;
+    let internal = |why: String| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, why);
+    let text = write_into_source(&entry.source, &set).map_err(|error| internal(error.to_string()))?;
+    Scenario::with_overrides(&entry.path(), text.clone(), &[]).map_err(|error| internal(chain(&error)))?;
+    let file: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let disposition = HeaderValue::from_str(&format!("attachment; filename=\"{file}.toml\""))
+        .map_err(|error| internal(error.to_string()))?;
+    let content_type = HeaderValue::from_static("application/toml; charset=utf-8");
+    Ok(([(header::CONTENT_TYPE, content_type), (header::CONTENT_DISPOSITION, disposition)], text).into_response())
 }
 
 /// `GET /api/progress`: the runs in progress.

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 
 use crate::Origin;
 use crate::commands::strategies::OWN_LIMITERS;
+use crate::model::faults::FAULT_SYNTAX;
 use crate::params::{ParamDefault, ParamKind, ParamSpec};
 use crate::policy::limiters::LimiterKind;
 use crate::policy::{Strategy, presets};
@@ -59,6 +60,10 @@ fn describe(spec: &ParamSpec) -> Value {
         ParamKind::Duration => ("duration", json!({})),
         ParamKind::Choice(names) => ("choice", json!({ "groups": groups(spec.key, names) })),
         ParamKind::ChoiceList(names) => ("choice-list", json!({ "groups": groups(spec.key, names) })),
+        // Fault windows get a timeline on the page, on which an outage is placed by dragging.
+        ParamKind::Text { syntax } if syntax == FAULT_SYNTAX => {
+            ("text", json!({ "syntax": syntax, "widget": "faults" }))
+        }
         ParamKind::Text { syntax } => ("text", json!({ "syntax": syntax })),
         ParamKind::List { syntax } => ("list", json!({ "syntax": syntax })),
     };
@@ -137,6 +142,8 @@ mod tests {
         assert_eq!(groups[0]["label"], "strategies");
         assert!(groups[1]["options"].as_array().unwrap().iter().any(|option| option["name"] == "grpc"));
         assert_eq!(by_key("replicates")["value"], "20");
+        assert_eq!(by_key("model.faults")["widget"], "faults");
+        assert_eq!(by_key("model.service")["widget"], Value::Null);
         let every = scenario.settings.len() + 2;
         assert_eq!(controls.len(), every);
     }

@@ -53,6 +53,7 @@ pub struct ServeOptions {
 const PAGE: &[(&str, &str, &str)] = &[
     ("/", "text/html; charset=utf-8", include_str!("assets/index.html")),
     ("/lab.js", "text/javascript; charset=utf-8", include_str!("assets/lab.js")),
+    ("/faults.js", "text/javascript; charset=utf-8", include_str!("assets/faults.js")),
     ("/lab.css", "text/css; charset=utf-8", include_str!("assets/lab.css")),
     ("/colours.json", "application/json", include_str!("../../assets/colours.json")),
 ];
@@ -104,6 +105,7 @@ fn router(lab: Arc<Lab>) -> Router {
     let mut router = Router::new()
         .route("/api/scenarios", get(api::scenarios))
         .route("/api/scenarios/{name}", get(api::scenario))
+        .route("/api/scenarios/{name}/toml", get(api::download))
         .route("/api/run", post(api::run))
         .route("/api/progress", get(api::progress))
         .route("/api/replay", post(replay::replay))

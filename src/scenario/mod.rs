@@ -36,6 +36,7 @@ use std::path::{Path, PathBuf};
 pub use crate::error::{InputError, LineCol, Origin};
 pub use crate::time::parse_duration;
 pub use chart_options::{BarsOptions, ChartSize, HeatmapOptions, MAX_HEATMAP_PANELS, YScale};
+pub(crate) use overrides::write_into_source;
 pub use parts::PartOrigins;
 pub(crate) use plan::point_of;
 pub use plan::{MAX_POINTS, PlannedPoint, plan};

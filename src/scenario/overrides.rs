@@ -10,12 +10,14 @@
 //! - a part's own value or links (`layer.db.workers`, `layer.api.calls`), for models with parts.
 //!
 //! VALUE is read as a TOML value, or as a plain string when it is not one, so `--set strategy=full-jitter` needs
-//! no quotes. Errors name the argument instead of a line of the file.
+//! no quotes. Errors name the argument instead of a line of the file. A scenario's own top-level
+//! `set = ["KEY=VALUE", …]` is applied the same way after the rest of the file (and before any `--set`), its
+//! errors located at the entry.
 
 use std::borrow::Cow;
 
 use toml::Spanned;
-use toml::de::DeValue;
+use toml::de::{DeTable, DeValue};
 
 use super::chart_options::{CHART_KEYS, read_chart_key};
 use super::locator::Locator;
@@ -81,6 +83,63 @@ pub(super) fn apply(scenario: &mut Scenario, argument: &str) -> Result<(), Input
         }
     }
     Ok(())
+}
+
+/// One entry of the file's own `set` list: applied as `--set` applies it, then every place it set (and any error
+/// it meets) is located at the entry in the file rather than on a command line.
+pub(super) fn apply_from_file(scenario: &mut Scenario, argument: &str, at: Origin) -> Result<(), InputError> {
+    let given = Origin::CommandLine(argument.to_owned());
+    apply(scenario, argument).map_err(|error| InputError { origin: at.clone(), ..error })?;
+    let relocate = |origin: &mut Origin| {
+        if *origin == given {
+            *origin = at.clone();
+        }
+    };
+    scenario.settings.iter_mut().for_each(|setting| relocate(&mut setting.origin));
+    scenario.sweep.iter_mut().for_each(|axis| relocate(&mut axis.origin));
+    for part in &mut scenario.part_origins {
+        relocate(&mut part.table);
+        part.values.iter_mut().for_each(|(_, origin)| relocate(origin));
+    }
+    Ok(())
+}
+
+/// The scenario text with `overrides` written into its own `set` list (after any it holds already), so that
+/// `retrylab run` on the result gives what `--set` with them gives on the original. The rest of the text, comments
+/// included, is kept as it is; a new list goes after the file's opening comments.
+pub(crate) fn write_into_source(source: &str, overrides: &[String]) -> Result<String, InputError> {
+    if overrides.is_empty() {
+        return Ok(source.to_owned());
+    }
+    let quoted = |text: &str| toml::Value::String(text.to_owned()).to_string();
+    let listed = |items: &[String]| items.iter().map(|item| format!("  {},\n", quoted(item))).collect::<String>();
+    let root = DeTable::parse(source).map_err(|error| {
+        let at = Locator { file: "scenario", source, command_line: None };
+        at.error(error.span().unwrap_or(0..0), "", format!("invalid TOML: {}", error.message()))
+    })?;
+    if let Some(value) = super::parse::find(root.get_ref(), "set") {
+        let mut items: Vec<String> = match value.get_ref() {
+            DeValue::Array(items) => {
+                items.iter().filter_map(|item| item.get_ref().as_str().map(str::to_owned)).collect()
+            }
+            _ => Vec::new(),
+        };
+        items.extend(overrides.iter().cloned());
+        let span = value.span();
+        return Ok(format!("{}[\n{}]{}", &source[..span.start], listed(&items), &source[span.end..]));
+    }
+    let opening: usize = source
+        .split_inclusive('\n')
+        .take_while(|line| line.trim().is_empty() || line.trim_start().starts_with('#'))
+        .map(str::len)
+        .sum();
+    let (head, rest) = source.split_at(opening);
+    let separator = if head.is_empty() || head.ends_with('\n') { "" } else { "\n" };
+    Ok(format!(
+        "{head}{separator}# Changed in the retrylab lab. These overrides apply after the rest of this file, in order, as \
+         `--set` applies\n# them, so `retrylab run` on this file gives the numbers the lab showed.\nset = [\n{}]\n{rest}",
+        listed(overrides)
+    ))
 }
 
 /// A parameter or a sweep axis.

@@ -33,6 +33,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
     "sweep",
     "charts",
     "tune",
+    "set",
 ];
 const RANGE_KEYS: &[&str] = &["from", "to", "step"];
 /// Finer timeline buckets would cost memory without showing anything a chart can draw.
@@ -274,8 +275,9 @@ pub(super) fn parse(path: &Path, source: String) -> Result<Scenario, InputError>
     };
 
     let tune = find(root, "tune").map(|value| super::tune::read_tune(model, value, at)).transpose()?;
+    let file_overrides = find(root, "set").map(|value| read_file_overrides(value, at)).transpose()?;
 
-    Ok(Scenario {
+    let mut scenario = Scenario {
         path: path.to_owned(),
         source: source.clone(),
         name,
@@ -291,7 +293,27 @@ pub(super) fn parse(path: &Path, source: String) -> Result<Scenario, InputError>
         parts: parts.into(),
         part_origins,
         tune,
-    })
+    };
+    for (argument, origin) in file_overrides.into_iter().flatten() {
+        super::overrides::apply_from_file(&mut scenario, &argument, origin)?;
+    }
+    Ok(scenario)
+}
+
+/// The file's own `set = ["KEY=VALUE", …]`: overrides applied after the rest of the file, as `--set` applies them
+/// (the lab's "download the scenario" writes them), each with where it is written.
+fn read_file_overrides(value: &Spanned<DeValue<'_>>, at: Locator<'_>) -> Result<Vec<(String, Origin)>, InputError> {
+    let expected = "expected a list of \"KEY=VALUE\" strings, as --set takes them";
+    let DeValue::Array(items) = value.get_ref() else {
+        return Err(at.error(value.span(), "set", format!("{expected}, found {}", type_name(value.get_ref()))));
+    };
+    items
+        .iter()
+        .map(|item| match item.get_ref() {
+            DeValue::String(text) => Ok((text.to_string(), at.origin(item.span()))),
+            other => Err(at.error(item.span(), "set", format!("{expected}, found {}", type_name(other)))),
+        })
+        .collect()
 }
 
 pub(super) fn parse_seed(value: &DeValue<'_>) -> Option<u64> {

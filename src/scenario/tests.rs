@@ -150,6 +150,50 @@ fn bad_overrides_name_the_argument() {
 }
 
 #[test]
+fn overrides_written_into_the_file_give_what_set_gives() {
+    let overrides: Vec<String> =
+        ["strategy=decorrelated-jitter", "replicates=9", "sweep.clients=[5, 6]", "charts.timeline_at={ clients = 5 }"]
+            .map(str::to_owned)
+            .to_vec();
+    let given = Scenario::with_overrides(Path::new("demo.toml"), GOOD.to_owned(), &overrides).unwrap();
+    let text = write_into_source(&format!("# A demo.{GOOD}"), &overrides).unwrap();
+    assert!(text.starts_with("# A demo.\n# Changed in the retrylab lab."), "{text}");
+    assert!(text.contains("set = [\n  \"strategy=decorrelated-jitter\",\n"), "{text}");
+    let written = parse(&text).unwrap();
+    let ids = |scenario: &Scenario| plan(scenario).unwrap().iter().map(PlannedPoint::id).collect::<Vec<_>>();
+    assert_eq!(ids(&written), ids(&given));
+    assert_eq!((written.replicates, written.seed), (9, 7));
+    assert_eq!(format!("{:?}", written.charts), format!("{:?}", given.charts));
+    let strategy = written.settings.iter().find(|setting| setting.spec.key == "strategy").unwrap();
+    assert!(matches!(&strategy.origin, Origin::File(at) if at.line == 5), "{:?}", strategy.origin);
+    assert!(matches!(&written.sweep[0].origin, Origin::File(at) if at.line == 7), "{:?}", written.sweep[0].origin);
+    // Downloading again adds to the list the file holds.
+    let again = write_into_source(&text, &["seed=8".to_owned()]).unwrap();
+    assert_eq!(again.matches("set = [").count(), 1, "{again}");
+    let twice = parse(&again).unwrap();
+    assert_eq!((twice.replicates, twice.seed), (9, 8));
+    assert_eq!(write_into_source(GOOD, &[]).unwrap(), GOOD);
+    // A file that opens with a key gets the list at its top.
+    let bare = write_into_source(GOOD.trim_start(), &["seed=3".to_owned()]).unwrap();
+    assert!(bare.starts_with("# Changed"), "{bare}");
+    assert_eq!(parse(&bare).unwrap().seed, 3);
+}
+
+#[test]
+fn a_bad_entry_in_the_files_own_set_is_located_in_the_file() {
+    let with = |line: &str| error_of(&GOOD.replace("seed = 7", &format!("seed = 7\n{line}")));
+    let message = with(r#"set = ["clients=2", "clientz=5"]"#);
+    assert!(message.starts_with("demo.toml:5:21: clientz: unknown key `clientz`"), "{message}");
+    let message = with(r#"set = ["cap=fast"]"#);
+    assert!(message.starts_with("demo.toml:5:8: client.cap: \"fast\" is not a duration"), "{message}");
+    let message = with(r#"set = "clients=5""#);
+    assert!(message.starts_with("demo.toml:5:7: set: expected a list of \"KEY=VALUE\" strings"), "{message}");
+    let message = with("set = [5]");
+    assert!(message.starts_with("demo.toml:5:8: set: expected a list"), "{message}");
+    assert!(message.ends_with("found an integer"), "{message}");
+}
+
+#[test]
 fn ranges_cover_counts_reals_and_durations() {
     let text = GOOD.replace(
         "strategy = [\"none\", \"full-jitter\"]",

@@ -129,6 +129,42 @@ fn a_run_answers_the_cells_retrylab_run_writes() {
     );
 }
 
+/// `text` with every byte but letters and digits percent-encoded, as a query value.
+fn query_value(text: &str) -> String {
+    text.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+#[test]
+fn the_downloaded_scenario_gives_the_numbers_the_page_showed() {
+    let set = ["clients=200", "replicates=2", r#"strategy=["none", "equal-jitter"]"#, "seed=11"];
+    let lab = Lab::start(&[]);
+    let (status, answer) = lab.post("/api/run", &json!({ "scenario": "thundering-herd", "set": set }));
+    assert_eq!(status, 200, "{answer}");
+    let query: Vec<String> = set.iter().map(|argument| format!("set={}", query_value(argument))).collect();
+    let path = format!("/api/scenarios/thundering-herd/toml?{}", query.join("&"));
+    let (status, text) = lab.raw(&format!("GET {path} HTTP/1.1\r\nHost: {}", lab.host()), b"");
+    assert_eq!(status, 200, "{text}");
+    assert!(text.contains("set = [\n  \"clients=200\",\n"), "{text}");
+    // Saved elsewhere under another name and run with no --set, it gives the page's cells.
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("my-herd.toml");
+    std::fs::write(&file, &text).unwrap();
+    let out = folder.path().join("out");
+    let run = retrylab().arg("run").arg(&file).args(["--quiet", "--out"]).arg(&out).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert_eq!(answer["summary"], csv_table(&out.join("summary.csv")));
+    assert_eq!(answer["timeline"], csv_table(&out.join("timeline.csv")));
+    assert_eq!(answer["paired"], csv_table(&out.join("paired.csv")));
+    // A bad override, or another query parameter, is refused as the run refuses it.
+    let (status, answer) = lab.get(&format!("/api/scenarios/thundering-herd/toml?set={}", query_value("cap=fast")));
+    assert_eq!((status, answer["field"].as_str()), (400, Some("set")), "{answer}");
+    assert!(answer["error"].as_str().unwrap().contains("--set cap=fast: client.cap"), "{answer}");
+    assert_eq!(lab.get("/api/scenarios/thundering-herd/toml?seed=3").0, 400);
+    assert_eq!(lab.get("/api/scenarios/nothing/toml").0, 404);
+}
+
 #[test]
 fn bad_input_gets_the_clis_message_and_a_4xx() {
     let lab = Lab::start(&[]);
@@ -193,13 +229,17 @@ fn a_newer_run_on_a_channel_cancels_the_older() {
             lab.post("/api/run", &json!({ "scenario": "thundering-herd", "set": set, "channel": "pane" }))
         })
     };
+    // Its progress counts the runs finished (4 strategies × 10 replicates in all) while it goes on.
     let started = Instant::now();
     loop {
         let (_, progress) = lab.get("/api/progress");
-        if progress["runs"].as_array().unwrap().iter().any(|run| run["channel"] == "pane") {
+        let runs = progress["runs"].as_array().unwrap();
+        if let Some(run) = runs.iter().find(|run| run["channel"] == "pane" && run["done"].as_u64() >= Some(1)) {
+            assert_eq!(run["total"], 40, "{progress}");
+            assert!(run["done"].as_u64() <= Some(40), "{progress}");
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(60), "the first run never showed in /api/progress");
+        assert!(started.elapsed() < Duration::from_secs(60), "the first run never showed progress: {progress}");
         std::thread::sleep(Duration::from_millis(10));
     }
     let (status, second) =

@@ -79,12 +79,13 @@ function original(control) {
 }
 
 // Durations as the scenario writes them ("5ms", "1.5s") to nanoseconds and back, for the log-scale sliders.
-const UNITS = [["h", 3600e9], ["m", 60e9], ["s", 1e9], ["ms", 1e6], ["us", 1e3], ["ns", 1]];
+const UNITS = [["h", 3600e9], ["min", 60e9], ["s", 1e9], ["ms", 1e6], ["us", 1e3], ["ns", 1]];
 function nanos(text) {
-  const match = /^([0-9.]+)\s*(ns|us|µs|ms|s|m|h)$/.exec(text.trim());
+  const match = /^([0-9.]+)\s*(ns|us|µs|ms|s|min|h)$/.exec(text.trim());
   return match ? Number(match[1]) * UNITS.find(([unit]) => unit === match[2].replace("µ", "u"))[1] : NaN;
 }
 function duration(ns) {
+  if (ns === 0) return "0s";
   const [unit, size] = UNITS.find(([, size]) => ns >= size) || ["ns", 1];
   return `${Number((ns / size).toPrecision(3))}${unit}`;
 }
@@ -98,7 +99,7 @@ function slider(label, value, toNumber, fromNumber, onInput) {
   return range;
 }
 
-function controlRow(control, value, changed) {
+function controlRow(control, value, changed, horizonMs) {
   const id = `control-${control.key}`;
   const about = el("div", { class: "small" }, control.help);
   let input;
@@ -127,6 +128,7 @@ function controlRow(control, value, changed) {
     const range = slider(control.name, value, isDuration ? nanos : Number, fromNumber, (text) => { input.value = text; changed(true); });
     if (range) row.append(range);
   }
+  if (control.widget === "faults") row.append(faultsTimeline(input, changed, horizonMs));
   row.append(about);
   return { row, input };
 }
@@ -141,9 +143,10 @@ async function bench(name, set) {
   // A committed value (typed, picked) runs at once; a slider being dragged runs 150 ms after it rests.
   const changed = (dragging) => { clearTimeout(timer); timer = setTimeout(start, dragging === true ? 150 : 0); };
   const sections = new Map();
+  const horizonMs = runLength(scenario.controls, given);
   for (const control of scenario.controls) {
     const start = original(control);
-    const { row, input } = controlRow(control, given.has(control.key) ? given.get(control.key) : start, changed);
+    const { row, input } = controlRow(control, given.has(control.key) ? given.get(control.key) : start, changed, horizonMs);
     given.delete(control.key);
     inputs.push({ control, input, start });
     if (!sections.has(control.section)) sections.set(control.section, el("fieldset", {}, el("legend", {}, control.section)));
@@ -160,13 +163,32 @@ async function bench(name, set) {
     overrides.push(...extra.value.split("\n").map((line) => line.trim()).filter(Boolean));
     const query = overrides.map((line) => `set=${encodeURIComponent(line)}`).join("&");
     history.replaceState(null, "", `#/s/${encodeURIComponent(name)}${query ? "?" + query : ""}`);
-    execute(name, overrides, output);
+    execute(name, overrides, output).then((answer) => {
+      if (answer) for (const node of form.querySelectorAll(".faults-timeline")) node.setHorizon(timelineEnd(answer));
+    });
   }
   start();
 }
 
+// How long a run lasts before one has answered: the workload's `duration` where it has one, else a minute.
+function runLength(controls, given) {
+  const control = controls.find((c) => c.name === "duration" && c.kind === "duration" && !c.swept);
+  const ms = control ? nanos(String(given.get(control.key) ?? original(control))) / 1e6 : NaN;
+  return ms > 0 ? ms : 60000;
+}
+
+// Where a run's timeline chart ends, in milliseconds: its last bucket, or the scenario's timeline_until.
+function timelineEnd(answer) {
+  const at = answer.timeline.columns.indexOf("bucket_start_ms");
+  const last = Math.max(0, ...answer.timeline.rows.map((row) => Number(row[at])));
+  return answer.timeline_until_ms === null ? last : Math.min(last, answer.timeline_until_ms);
+}
+
 // One run in flight per channel: a newer one aborts the request of the older, and the server stops its run.
+// Channels carry this page's own id, so two open pages never cancel each other's runs.
 const inFlight = new Map();
+const PAGE_ID = Math.random().toString(36).slice(2, 10);
+const progressBar = document.getElementById("progress");
 
 async function execute(name, set, output, channel = "bench", claims = []) {
   status.textContent = "running…";
@@ -174,9 +196,19 @@ async function execute(name, set, output, channel = "bench", claims = []) {
   inFlight.get(channel)?.abort();
   const controller = new AbortController();
   inFlight.set(channel, controller);
+  const serverChannel = `${PAGE_ID}-${channel}`;
+  // While the run goes on, the runs it has finished (GET /api/progress), four times a second.
+  const poll = setInterval(async () => {
+    const mine = (await api("/api/progress").catch(() => ({ runs: [] }))).runs.find((r) => r.channel === serverChannel);
+    if (!mine || inFlight.get(channel) !== controller) return;
+    progressBar.hidden = false;
+    [progressBar.max, progressBar.value] = [mine.total, mine.done];
+    status.textContent = `running… ${mine.done} of ${mine.total} runs`;
+  }, 250);
   try {
-    const answer = await api("/api/run", { scenario: name, set, channel, claims }, controller.signal);
-    status.textContent = `${answer.points} points × ${answer.replicates} replicates, ${answer.elapsed_ms} ms`;
+    const answer = await api("/api/run", { scenario: name, set, channel: serverChannel, claims }, controller.signal);
+    const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    status.textContent = `${plural(answer.points, "point")} × ${plural(answer.replicates, "replicate")}, ${answer.elapsed_ms} ms`;
     output.replaceChildren(results(answer));
     return answer;
   } catch (error) {
@@ -184,6 +216,8 @@ async function execute(name, set, output, channel = "bench", claims = []) {
     status.textContent = "";
     output.replaceChildren(el("p", { class: "error", role: "alert" }, error.message));
   } finally {
+    clearInterval(poll);
+    if (inFlight.get(channel) === controller) progressBar.hidden = true;
     output.removeAttribute("aria-busy");
   }
 }
@@ -210,7 +244,13 @@ function results(answer) {
   part.append(el("h2", {}, "Summary (mean ± 95% interval)"), el("div", { class: "scroll" }, summary(answer)));
   const copy = el("button", { type: "button" }, "Copy the CLI command");
   copy.addEventListener("click", () => navigator.clipboard.writeText(answer.command).then(() => { copy.textContent = "Copied"; }));
-  part.append(el("h2", {}, "The same numbers from the CLI"), el("code", { class: "command" }, answer.command), copy);
+  const query = answer.set.map((line) => `set=${encodeURIComponent(line)}`).join("&");
+  const download = el("a", { class: "button", id: "download", download: `${answer.scenario}.toml`,
+    href: `/api/scenarios/${encodeURIComponent(answer.scenario)}/toml${query ? "?" + query : ""}` }, "Download the scenario");
+  part.append(el("h2", {}, "The same numbers from the CLI"), el("code", { class: "command" }, answer.command),
+    el("div", { class: "row" }, copy, download),
+    el("p", { class: "small" }, "The downloaded file is the scenario with these changes written into its own " +
+      "`set` list: `retrylab run` on it, with no --set, writes the same numbers."));
   return part;
 }
 
