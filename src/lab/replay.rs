@@ -104,9 +104,28 @@ fn record(scenario: &Scenario, point: &PlannedPoint, replicate: u32, owners: u32
     let attempts: Vec<Value> = kept
         .iter()
         .map(|span| {
-            json!([span.owner / stride, millis(span.start), millis(span.end), span.attempt, span.outcome, span.status])
+            let arrived = span.at_server.map(|at| millis(at.arrived));
+            let service = span.at_server.and_then(|at| at.service);
+            let (served_from, served_to) = (service.map(|s| millis(s.0)), service.map(|s| millis(s.1)));
+            json!([
+                span.owner / stride,
+                millis(span.start),
+                millis(span.end),
+                span.attempt,
+                span.outcome,
+                span.status,
+                arrived,
+                served_from,
+                served_to
+            ])
         })
         .collect();
+    let point_values = crate::scenario::point_of(scenario, &point.swept);
+    // The server's workers, for the page to draw their slots (unset: unlimited, as for models without them).
+    let workers = match point_values.get("workers") {
+        Ok(Some(crate::params::Value::Count(workers))) => Some(workers),
+        _ => None,
+    };
     let horizon = kept.iter().map(|span| millis(span.end)).fold(0.0, f64::max);
     Ok(json!({
         "owner": point.config.trace_owner(),
@@ -114,7 +133,9 @@ fn record(scenario: &Scenario, point: &PlannedPoint, replicate: u32, owners: u32
         "shown": total.div_ceil(stride),
         "sampled": if stride == 1 { "every owner".to_owned() } else { format!("every {stride}th owner of {total}") },
         "truncated_spans": output.spans.len() >= crate::model::trace::MAX_TRACE_SPANS,
-        "columns": ["dot", "start_ms", "end_ms", "attempt", "outcome", "status"],
+        "columns": ["dot", "start_ms", "end_ms", "attempt", "outcome", "status", "arrived_ms", "service_start_ms",
+                    "service_end_ms"],
+        "workers": workers,
         "attempts": attempts,
         "horizon_ms": horizon,
         "truncated": output.truncated,

@@ -177,6 +177,7 @@ fn simulate_within(config: &FanoutConfig, run: RunSettings, limit: RunLimit) -> 
                             hedge,
                             id: 0,
                             parent: 0,
+                            at_server: None,
                         };
                         spans.push(span(at, a, a_status, false));
                         spans.push(span(at + wait, b, b_status, true));
@@ -197,6 +198,7 @@ fn simulate_within(config: &FanoutConfig, run: RunSettings, limit: RunLimit) -> 
                             hedge: false,
                             id: 0,
                             parent: 0,
+                            at_server: None,
                         });
                     }
                     first

@@ -125,7 +125,7 @@ impl SimModel for Occ {
             bytes_per_record: BYTES_PER_CLIENT,
             trace_spans: config.retry.max_attempts.map(|n| records * u64::from(n)),
             // The tracer's (start, backoff slept) of each client's attempt in flight.
-            trace_bytes_per_record: size_of::<(SimTime, SimDuration)>() as u64,
+            trace_bytes_per_record: size_of::<super::trace::OpenAttempt>() as u64,
             ..Footprint::default()
         }
     }

@@ -267,7 +267,7 @@ impl<'a> SyncRun<'a> {
             let (start, end) = (now, self.idle_at);
             let slept = SimDuration::ZERO;
             let (outcome, hedge) = ("sent", false);
-            spans.push(Span { owner: node, layer: 0, start, end, attempt, outcome, status: 0, slept, hedge, id: 0, parent: 0 });
+            spans.push(Span { owner: node, layer: 0, start, end, attempt, outcome, status: 0, slept, hedge, id: 0, parent: 0, at_server: None });
         }
         scheduler.schedule_at(self.idle_at, SyncEvent::SpellEnds { spell: self.spell });
     }

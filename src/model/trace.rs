@@ -34,6 +34,24 @@ pub struct Span {
     /// The id of the span it was sent under (the caller's attempt, in the layered model), or 0: the owner's
     /// operation itself.
     pub parent: u32,
+    /// Where the model sees it (the server model): when it reached the server, and when a worker began and ended
+    /// its service, if that happened before the attempt ended; `None` otherwise.
+    pub at_server: Option<AtServer>,
+}
+
+/// An attempt's time at a server: arrival, then the span of its service if a worker took it up in time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AtServer {
+    pub arrived: SimTime,
+    pub service: Option<(SimTime, SimTime)>,
+}
+
+/// The attempt in flight of one owner, as the tracer keeps it until the attempt ends.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpenAttempt {
+    start: SimTime,
+    slept: SimDuration,
+    at_server: Option<AtServer>,
 }
 
 /// Per-owner bookkeeping for models whose owners have one attempt at a time: when the attempt in flight began
@@ -41,7 +59,7 @@ pub struct Span {
 #[derive(Clone, Debug, Default)]
 pub struct Tracer {
     pub spans: Vec<Span>,
-    open: Vec<(SimTime, SimDuration)>,
+    open: Vec<OpenAttempt>,
 }
 
 impl Tracer {
@@ -49,9 +67,26 @@ impl Tracer {
     pub fn begin(&mut self, owner: u32, start: SimTime, slept: SimDuration) {
         let index = owner as usize;
         if self.open.len() <= index {
-            self.open.resize(index + 1, (SimTime::ZERO, SimDuration::ZERO));
+            let none = OpenAttempt { start: SimTime::ZERO, slept: SimDuration::ZERO, at_server: None };
+            self.open.resize(index + 1, none);
         }
-        self.open[index] = (start, slept);
+        self.open[index] = OpenAttempt { start, slept, at_server: None };
+    }
+
+    /// The attempt of `owner` in flight reaches the server at `at`.
+    pub fn arrived(&mut self, owner: u32, at: SimTime) {
+        if let Some(open) = self.open.get_mut(owner as usize) {
+            open.at_server = Some(AtServer { arrived: at, service: None });
+        }
+    }
+
+    /// A worker serves the attempt of `owner` in flight from `start` to `end`.
+    pub fn served(&mut self, owner: u32, start: SimTime, end: SimTime) {
+        if let Some(AtServer { service, .. }) =
+            self.open.get_mut(owner as usize).and_then(|open| open.at_server.as_mut())
+        {
+            *service = Some((start, end));
+        }
     }
 
     /// The attempt of `owner` in flight ends at `end`.
@@ -59,9 +94,23 @@ impl Tracer {
         if self.spans.len() >= MAX_TRACE_SPANS {
             return;
         }
-        let (start, slept) = self.open.get(owner as usize).copied().unwrap_or((end, SimDuration::ZERO));
-        let span =
-            Span { owner, layer: 0, start, end, attempt, outcome, status, slept, hedge: false, id: 0, parent: 0 };
+        let open = self.open.get(owner as usize).copied();
+        let OpenAttempt { start, slept, at_server } =
+            open.unwrap_or(OpenAttempt { start: end, slept: SimDuration::ZERO, at_server: None });
+        let span = Span {
+            owner,
+            layer: 0,
+            start,
+            end,
+            attempt,
+            outcome,
+            status,
+            slept,
+            hedge: false,
+            id: 0,
+            parent: 0,
+            at_server,
+        };
         self.spans.push(span);
     }
 }

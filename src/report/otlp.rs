@@ -341,6 +341,7 @@ mod tests {
             hedge: false,
             id,
             parent,
+            at_server: None,
         }
     }
 

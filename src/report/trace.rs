@@ -171,6 +171,7 @@ mod tests {
             hedge: false,
             id: 0,
             parent: 0,
+            at_server: None,
         }
     }
 

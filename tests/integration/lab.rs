@@ -352,6 +352,23 @@ fn a_replay_is_the_run_the_summary_counted() {
         .unwrap();
     let calls: usize = row[column("calls")].as_str().unwrap().parse().unwrap();
     assert_eq!(replay["attempts"].as_array().unwrap().len(), calls, "one attempt per call of that very run");
+    // Each attempt reached the server after it left; a served one had a worker from after its arrival to before
+    // its end; and the server's 10 workers are given for the page to draw.
+    assert_eq!(replay["workers"], 10);
+    let mut served = 0;
+    for attempt in replay["attempts"].as_array().unwrap() {
+        let at = |i: usize| attempt[i].as_f64();
+        let (start, end, arrived) = (at(1).unwrap(), at(2).unwrap(), at(6).expect("every attempt arrives"));
+        assert!(start < arrived && arrived <= end, "{attempt}");
+        if attempt[4] == "success" {
+            let (from, to) = (at(7).unwrap(), at(8).unwrap());
+            assert!(arrived <= from && from < to && to < end, "{attempt}");
+            served += 1;
+        } else {
+            assert_eq!((at(7), at(8)), (None, None), "the herd's only failures are refusals on arrival: {attempt}");
+        }
+    }
+    assert_eq!(served, 1000, "every client is served once");
 
     let sampled = lab.post("/api/replay", &json!({ "scenario": "thundering-herd", "set": set, "owners": 100 })).1;
     assert_eq!((sampled["shown"].as_u64(), sampled["sampled"].as_str()), (Some(100), Some("every 10th owner of 1000")));

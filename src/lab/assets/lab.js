@@ -368,22 +368,39 @@ function replayPanel(answer, chart) {
   });
   const legend = el("p", { class: "small" }, "Dots: ", ...Object.entries(OUTCOME).map(([word, colour]) =>
     el("span", { class: "outcome", style: `color:${colour}` }, `● ${word} `)));
-  return el("section", {}, el("h2", {}, "Watch one run"), el("div", { class: "row" }, pick, go), legend, stage);
+  const server = el("p", { class: "small" }, "The server's queue is on the left (in order of arrival; a black hole " +
+    "holds attempts there too) and its workers on the right, a square each; an outlined square is a worker still " +
+    "serving an attempt whose client has stopped waiting.");
+  return el("section", {}, el("h2", {}, "Watch one run"), el("div", { class: "row" }, pick, go), legend, server, stage);
 }
 
 function player(recorded, chart) {
   const [width, height] = [760, 360];
   const canvas = el("canvas", { width, height, role: "img",
-    "aria-label": `${recorded.shown} ${recorded.owner}s replayed as dots travelling to a server and back` });
+    "aria-label": `${recorded.shown} ${recorded.owner}s replayed as dots travelling to a server, waiting in its queue, served by its workers, and back` });
   const dots = [];
-  for (const [dot, start, end, attempt, outcome] of recorded.attempts) {
-    (dots[dot] ||= []).push({ start, end, attempt, kind: kindOf(outcome) });
+  for (const [dot, start, end, attempt, outcome, , arrived, serviceStart, serviceEnd] of recorded.attempts) {
+    (dots[dot] ||= []).push({ start, end, attempt, kind: kindOf(outcome), timedOut: outcome === "timeout",
+      arrived, serviceStart, serviceEnd });
   }
+  const slots = workerSlots(dots, recorded.workers);
   const columns = Math.ceil(Math.sqrt(dots.length * 1.4));
   const cell = Math.min(340 / columns, 320 / Math.ceil(dots.length / columns));
+  const size = Math.max(cell - 1, 2);
   const home = (i) => [12 + (i % columns) * cell, 20 + Math.floor(i / columns) * cell];
-  const server = [560, 40, 180, 300];
-  const inside = (i) => [server[0] + 10 + ((i * 97) % 160), server[1] + 10 + ((i * 61) % 280)];
+  // The server: a queue lane on its left, a grid of worker slots on its right.
+  const [queueBox, workerBox] = [[420, 40, 130, 300], [570, 40, 180, 300]];
+  const slotColumns = Math.ceil(Math.sqrt(slots.count * workerBox[2] / workerBox[3]));
+  const slotSize = Math.min(workerBox[2] / slotColumns, workerBox[3] / Math.ceil(slots.count / slotColumns), 24);
+  const slotAt = (k) => [workerBox[0] + (k % slotColumns) * slotSize + 2, workerBox[1] + Math.floor(k / slotColumns) * slotSize + 2];
+  const queueSize = Math.max(Math.min(size, 8), 3);
+  const queueColumns = Math.floor((queueBox[2] - 4) / queueSize);
+  const queueAt = (rank) => [queueBox[0] + 2 + (rank % queueColumns) * queueSize,
+    queueBox[1] + 2 + Math.min(Math.floor(rank / queueColumns) * queueSize, queueBox[3] - queueSize - 2)];
+  const entry = [queueBox[0], queueBox[1] + queueBox[3] / 2];
+  // Models whose trace has no server side (a channel, a queue of messages): one box, dots spread inside it.
+  const atServer = recorded.attempts.some((attempt) => attempt[6] !== null);
+  const inside = (i) => [queueBox[0] + 10 + ((i * 97) % 300), queueBox[1] + 10 + ((i * 61) % 280)];
   const clock = el("input", { type: "range", min: 0, max: recorded.horizon_ms, step: "any", value: 0, "aria-label": "time (scrub)" });
   const speed = el("select", { "aria-label": "speed" }, ...[0.05, 0.1, 0.25, 0.5, 1, 2].map((x) =>
     el("option", { value: x }, `${x}× real time`)));
@@ -394,20 +411,32 @@ function player(recorded, chart) {
   play.addEventListener("click", () => { playing = !playing; play.textContent = playing ? "Pause" : "Play"; });
   clock.addEventListener("input", () => { t = Number(clock.value); });
   const context = canvas.getContext("2d");
-  function position(i, attempts) {
-    // The last attempt that has started by t (attempts are in time order per dot).
+  const lerp = ([ax, ay], [bx, by], f) => [ax + (bx - ax) * f, ay + (by - ay) * f];
+  const progress = (from, to) => Math.min(Math.max((t - from) / Math.max(to - from, 1e-9), 0), 1);
+  // Where dot i is at time t: at home (coloured by how its last attempt ended), on its way, in the queue (placed
+  // after the frame's other queued dots, by arrival), or in a worker's slot.
+  function place(i, attempts) {
     let lo = 0, hi = attempts.length - 1, at = -1;
     while (lo <= hi) { const mid = (lo + hi) >> 1; if (attempts[mid].start <= t) { at = mid; lo = mid + 1; } else hi = mid - 1; }
-    if (at < 0) return [home(i), OUTCOME.idle];
+    if (at < 0) return { xy: home(i), colour: OUTCOME.idle };
     const a = attempts[at];
-    if (t < a.end) {
-      const travel = Math.min((a.end - a.start) / 2, 50);
-      const f = Math.min((t - a.start) / Math.max(travel, 1e-9), 1);
-      const [hx, hy] = home(i), [sx, sy] = inside(i);
-      return [[hx + (sx - hx) * f, hy + (sy - hy) * f], OUTCOME.flying];
+    if (t >= a.end) {
+      if (a.kind === "served") return { xy: home(i), colour: OUTCOME.served };
+      // How it failed shows for a moment (200 ms of the run, at most half the wait before the next attempt).
+      const next = attempts[at + 1];
+      if (t - a.end < Math.min(200, next ? (next.start - a.end) / 2 : 200)) return { xy: home(i), colour: OUTCOME[a.kind] };
+      return { xy: home(i), colour: next ? OUTCOME.backing : OUTCOME["gave up"] };
     }
-    if (a.kind === "served") return [home(i), OUTCOME.served];
-    return [home(i), at + 1 < attempts.length ? OUTCOME.backing : OUTCOME["gave up"]];
+    if (a.arrived === null) return { xy: lerp(home(i), inside(i), progress(a.start, a.start + Math.min((a.end - a.start) / 2, 50))), colour: OUTCOME.flying };
+    if (t < a.arrived) return { xy: lerp(home(i), entry, progress(a.start, a.arrived)), colour: OUTCOME.flying };
+    if (a.serviceStart !== null && t >= a.serviceStart) {
+      if (t < a.serviceEnd) return { xy: slotAt(a.slot), colour: OUTCOME.flying, serving: true };
+      return { xy: lerp(slotAt(a.slot), home(i), progress(a.serviceEnd, a.end)), colour: OUTCOME.flying };
+    }
+    // Refused on arrival: straight back. Otherwise it waits (in the queue, or held by a black hole) until served
+    // or until its client stops waiting.
+    if (a.serviceStart === null && !a.timedOut) return { xy: lerp(entry, home(i), progress(a.arrived, a.end)), colour: OUTCOME.flying };
+    return { queued: a.arrived, colour: OUTCOME.flying };
   }
   function frame(now) {
     if (!canvas.isConnected) return;
@@ -415,16 +444,32 @@ function player(recorded, chart) {
     last = now;
     clock.value = t;
     context.clearRect(0, 0, width, height);
-    context.strokeStyle = "#5b6475";
-    context.strokeRect(...server);
+    context.strokeStyle = context.fillStyle = "#5b6475";
+    if (!atServer) context.strokeRect(queueBox[0], queueBox[1], workerBox[0] + workerBox[2] - queueBox[0], queueBox[3]);
+    else { context.strokeRect(...queueBox); context.strokeRect(...workerBox); }
+    for (let k = 0; k < slots.count; k++) context.strokeRect(...slotAt(k), slotSize - 4, slotSize - 4);
+    const placed = dots.map((attempts, i) => (attempts ? place(i, attempts) : null));
+    const queued = placed.filter((p) => p && p.queued !== undefined).sort((a, b) => a.queued - b.queued);
+    queued.forEach((p, rank) => { p.xy = queueAt(rank); });
+    let busy = 0;
+    for (const p of placed) {
+      if (!p) continue;
+      busy += p.serving ? 1 : 0;
+      context.fillStyle = p.colour;
+      const side = p.serving ? slotSize - 4 : p.queued !== undefined ? queueSize - 1 : size;
+      context.fillRect(...p.xy, side, side);
+    }
+    // Work whose client has already stopped waiting, still served: an outlined slot.
+    context.strokeStyle = OUTCOME["timed out"];
+    let late = 0;
+    for (const a of slots.late) {
+      if (a.end <= t && t < a.serviceEnd) { context.strokeRect(...slotAt(a.slot), slotSize - 4, slotSize - 4); late++; }
+    }
     context.fillStyle = "#5b6475";
-    context.fillText("server", server[0], server[1] - 6);
-    dots.forEach((attempts, i) => {
-      if (!attempts) return;
-      const [[x, y], colour] = position(i, attempts);
-      context.fillStyle = colour;
-      context.fillRect(x, y, Math.max(cell - 1, 2), Math.max(cell - 1, 2));
-    });
+    if (!atServer) context.fillText("server", queueBox[0], queueBox[1] - 6);
+    const ofShown = recorded.shown < recorded.owners ? " (dots shown)" : "";
+    if (atServer) context.fillText(`queue: ${queued.length}${ofShown}`, queueBox[0], queueBox[1] - 6);
+    if (atServer) context.fillText(`workers: ${busy + late} busy of ${recorded.workers ?? "unlimited"}${late ? `, ${late} for clients gone` : ""}${ofShown}`, workerBox[0], workerBox[1] - 6);
     if (chart) chart.moveCursor(t);
     frames += 1;
     if (now - since > 1000) {
@@ -436,6 +481,21 @@ function player(recorded, chart) {
   }
   requestAnimationFrame(frame);
   return el("div", {}, canvas, el("div", { class: "row" }, play, speed, clock), info);
+}
+
+// Gives every served attempt a worker slot, first free first, in the order services began: the slots a replay
+// draws. As many as the server's workers, or as the most services shown at once when that is more (unlimited
+// workers, or a sampled replay).
+function workerSlots(dots, workers) {
+  const services = dots.flat().filter((a) => a && a.serviceStart !== null).sort((x, y) => x.serviceStart - y.serviceStart);
+  const freeFrom = [];
+  for (const a of services) {
+    let k = freeFrom.findIndex((free) => free <= a.serviceStart);
+    if (k < 0) { k = freeFrom.length; freeFrom.push(0); }
+    freeFrom[k] = a.serviceEnd;
+    a.slot = k;
+  }
+  return { count: Math.max(Math.min(workers ?? 0, 400), freeFrom.length), late: services.filter((a) => a.serviceEnd > a.end) };
 }
 
 // Side by side: a study that sweeps one key over two to four values is drawn as panes A–D sharing their y-axes:

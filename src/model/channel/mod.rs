@@ -363,7 +363,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             let (outcome, status) = if sent_alone { ("success", 200) } else { ("collision", 0) };
             let owner = owner.min(u64::from(u32::MAX)) as u32;
             let end = start + length;
-            spans.push(Span { owner, layer: 0, start, end, attempt, outcome, status, slept, hedge: false, id: 0, parent: 0 });
+            spans.push(Span { owner, layer: 0, start, end, attempt, outcome, status, slept, hedge: false, id: 0, parent: 0, at_server: None });
         }
     }
 

@@ -459,6 +459,7 @@ impl<'a> LayersRun<'a> {
                 hedge,
                 id,
                 parent,
+                at_server: None,
             });
         }
     }

@@ -298,6 +298,7 @@ impl<'a> QueueRun<'a> {
                 hedge: false,
                 id: 0,
                 parent: 0,
+                at_server: None,
             });
         }
         if message.finished {

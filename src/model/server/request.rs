@@ -5,6 +5,7 @@
 use super::config::ServerConfig;
 use super::run::ServerEvent;
 use crate::metrics::Phase;
+use crate::model::trace::OpenAttempt;
 use crate::policy::limiters::Permit;
 use crate::policy::{BackoffMemory, ClientClock};
 use crate::time::{SimDuration, SimTime};
@@ -24,10 +25,10 @@ pub(super) fn bytes_per_request(config: &ServerConfig) -> u64 {
 }
 
 /// Memory per request that a traced run adds: the extras it keeps for the trace (if it keeps none otherwise), and
-/// the tracer's (start, backoff slept) of the owner's attempt in flight.
+/// the tracer's record of the owner's attempt in flight.
 pub(super) fn traced_bytes_per_request(config: &ServerConfig) -> u64 {
     let extras = if keeps_extras(config, false) { 0 } else { size_of::<RequestExtras>() };
-    (extras + size_of::<(SimTime, SimDuration)>()) as u64
+    (extras + size_of::<OpenAttempt>()) as u64
 }
 
 /// Whether a run needs its requests' [`RequestExtras`].

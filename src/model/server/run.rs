@@ -310,6 +310,12 @@ impl<'a> ServerRun<'a> {
         };
         let service = SimDuration::from_nanos_f64((base + load) * slowdown);
         self.tally.busy_nanos += service.as_nanos_f64();
+        if self.tracer.is_some() && self.is_current(slot, token) {
+            let client = self.requests[slot as usize].client;
+            if let Some(tracer) = &mut self.tracer {
+                tracer.served(client, now, now + service);
+            }
+        }
         scheduler.schedule_in(service, ServerEvent::ServiceDone { slot, token });
     }
 
@@ -550,6 +556,12 @@ impl Model for ServerRun<'_> {
                 if self.cancels_on_timeout() && !self.is_current(slot, token) {
                     // The client cancelled this attempt while it was on its way.
                     return self.leave_server(slot);
+                }
+                if self.tracer.is_some() && self.is_current(slot, token) {
+                    let client = self.requests[slot as usize].client;
+                    if let Some(tracer) = &mut self.tracer {
+                        tracer.arrived(client, now);
+                    }
                 }
                 match self.config.faults.at(now) {
                     Some(FaultKind::BlackHole) => return self.leave_server(slot),

@@ -635,3 +635,43 @@ fn sending_retries_when_decided_moves_nothing_but_the_event_count() {
         assert_eq!(saved, plain.metrics[metric::RETRIES], "{strategy}: one event saved per retry");
     }
 }
+
+/// A trace says where each attempt was at the server: it arrived one network delay after it left, waited, and a
+/// worker served it within the attempt's span. With two workers no three services overlap, and every attempt
+/// served before its answer is in the trace; a black-holed attempt arrives and is never served.
+#[test]
+fn a_trace_records_each_attempts_arrival_and_service_at_the_server() {
+    let c = config(&[
+        ("clients", Value::Count(200)),
+        ("workers", Value::Count(2)),
+        ("queue_limit", Value::Count(5)),
+        ("service_mean", ms(2)),
+        ("network_delay", ms(1)),
+        ("timeout", ms(40)),
+        ("faults", Value::Text("300ms..320ms black-hole".into())),
+    ]);
+    let traced = Server::simulate(&c, RunSettings { trace: true, ..RunSettings::new(3, BUCKET) });
+    let mut services = Vec::new();
+    let one_ms = SimDuration::from_millis(1);
+    for span in &traced.spans {
+        let at = span.at_server.unwrap_or_else(|| panic!("every attempt reaches the server: {span:?}"));
+        assert_eq!(at.arrived, span.start + one_ms, "{span:?}");
+        match (span.outcome, at.service) {
+            ("success", Some((start, end))) => {
+                assert!(at.arrived <= start && start < end && end + one_ms == span.end, "{span:?}");
+                services.push((start, end));
+            }
+            ("success", None) => panic!("a served attempt has its service: {span:?}"),
+            (_, Some((start, end))) => assert!(at.arrived <= start && start < end, "{span:?}"),
+            (_, None) => {}
+        }
+    }
+    assert!(services.len() >= 200, "{}", services.len());
+    let held = traced.spans.iter().filter(|span| span.outcome == "timeout" && span.at_server.unwrap().service.is_none());
+    assert!(held.count() > 0, "the black hole holds attempts until they time out");
+    // At any service start, at most two services are under way (this one included).
+    for &(start, _) in &services {
+        let busy = services.iter().filter(|&&(s, e)| s <= start && start < e).count();
+        assert!(busy <= 2, "{busy} services at once at {start:?}");
+    }
+}
