@@ -325,6 +325,17 @@ async function main(server, browser) {
   if (!typed.command.includes("--set model.workers=15")) fail(`after typing 15: the command shown does not set model.workers=15: ${typed.command}`);
   ok(`keyboard: ${presses} Tab presses reach model.workers; typing 15 and Tab ran "${typed.status}"`);
 
+  // 5b. Hovering one pane's timeline reads every pane at the same bucket (their axes are shared).
+  const paneChart = await keys.$(".pane svg.chart");
+  if (!paneChart) fail("the herd bench shows no panes");
+  await paneChart.hover({ position: { x: 60, y: 40 } });
+  const readouts = await keys.$$eval(".pane", (panes) => panes.map((pane) => pane.querySelector(".readout")?.textContent ?? ""));
+  const times = readouts.map((line) => (/^t = (\d+(?:\.\d+)?) ms: (?:calls \d+(?:\.\d+)?|no bucket, this run had ended)$/.exec(line) || [])[1]);
+  if (readouts.length !== 4 || times.some((t) => t === undefined) || new Set(times).size !== 1) {
+    fail(`hovering pane A's timeline should read all 4 panes at one bucket, got: ${JSON.stringify(readouts)}`);
+  }
+  ok(`hovering pane A's timeline reads the 4 panes at t = ${times[0]} ms`);
+
   // 6. Screenshots, and the bench's headings read back from its pixels by OCR.
   // The viewport, as a user sees it: a full-page shot would follow the page's width wherever a table pushes it.
   await keys.screenshot({ path: join(SCREENSHOTS, "bench.png") });

@@ -514,31 +514,58 @@ function panes(answer) {
   const seriesAt = answer.timeline.columns.indexOf(series);
   const tAt = answer.timeline.columns.indexOf("bucket_start_ms");
   const maxY = Math.max(...answer.timeline.rows.map((row) => Number(row[seriesAt])), 1e-9);
-  const maxT = Math.max(...answer.timeline.rows.map((row) => Number(row[tAt])), 1);
+  const until = answer.timeline_until_ms ?? Infinity; // cropped where the scenario's story ends, as the chart above
+  const maxT = Math.max(...answer.timeline.rows.map((row) => Number(row[tAt])).filter((t) => t <= until), 1);
   const latency = answer.latency;
   const maxLatency = latency ? Math.max(...latency.rows.map((row) => Number(row[latency.columns.indexOf("latency_ms")])), 1e-9) : 0;
   const grid = el("div", { class: "panes" });
+  // Hovering a pane's chart reads every pane's chart of that kind at the same x (the axes are shared).
+  const sparks = [];
+  // Timelines share their buckets: the pointer snaps to the nearest bucket of any pane, and a pane whose run had
+  // ended by then says so. Latency CDFs each show their own nearest point.
+  const nearest = (points, x) => points.reduce((best, p) => (Math.abs(p[0] - x) < Math.abs(best[0] - x) ? p : best));
+  const hover = (kind, x) => {
+    const shown = sparks.filter((s) => s.kind === kind && s.points.length);
+    const t = kind === "timeline" ? nearest(shown.map((s) => nearest(s.points, x)), x)[0] : null;
+    for (const spark of shown) {
+      const near = kind === "timeline" ? spark.points.find((p) => p[0] === t) : nearest(spark.points, x);
+      const px = ((near ? near[0] : t) / spark.maxX) * 300;
+      spark.cursor.setAttribute("x1", px); spark.cursor.setAttribute("x2", px); spark.cursor.setAttribute("visibility", "visible");
+      if (kind !== "timeline") spark.readout.textContent = `${near[3]} of answers within ${near[2]} ms`;
+      else spark.readout.textContent = near ? `t = ${near[2]} ms: ${series} ${near[3]}` : `t = ${t} ms: no bucket, this run had ended`;
+    }
+  };
   values.forEach((value, i) => {
     const pane = el("section", { class: "pane", "aria-label": `pane ${letters[i]}: ${value}` },
       el("h3", {}, el("span", { style: `color:${colour[i]}` }, `${letters[i]}: ${value}`)));
     const [w, h] = [300, 120];
-    const spark = (points, maxX, maxV, label) => {
+    // points: [x, y, x as its CSV cell, y as its CSV cell].
+    const spark = (kind, points, maxX, maxV, label) => {
       const d = points.map(([x, v], j) => `${j ? "L" : "M"}${(x / maxX * w).toFixed(1)},${(h - v / maxV * (h - 4)).toFixed(1)}`).join("");
-      return el("svg:svg", { class: "chart", viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: "none", role: "img", "aria-label": label },
+      const cursor = el("svg:line", { y1: 0, y2: h, stroke: "#444", visibility: "hidden" });
+      const svg = el("svg:svg", { class: "chart", viewBox: `0 0 ${w} ${h}`, preserveAspectRatio: "none", role: "img", "aria-label": label },
         el("svg:path", { d, fill: "none", stroke: colour[i], "stroke-width": 1.5 }),
-        el("svg:line", { x1: 0, y1: h, x2: w, y2: h, stroke: "#999" }));
+        el("svg:line", { x1: 0, y1: h, x2: w, y2: h, stroke: "#999" }), cursor);
+      const readout = el("div", { class: "small readout" });
+      sparks.push({ kind, points, maxX, cursor, readout });
+      svg.addEventListener("mousemove", (event) => {
+        const box = svg.getBoundingClientRect();
+        hover(kind, ((event.clientX - box.left) / box.width) * maxX);
+      });
+      return [svg, readout];
     };
     if (series) {
-      const points = timelineOf(value).map((row) => [Number(row[tAt]), Number(row[seriesAt])]);
+      const points = timelineOf(value).filter((row) => Number(row[tAt]) <= until)
+        .map((row) => [Number(row[tAt]), Number(row[seriesAt]), row[tAt], row[seriesAt]]);
       pane.append(el("div", { class: "small" }, `${series} per bucket (shared axis, up to ${Number(maxY.toPrecision(3))})`),
-        spark(points, maxT, maxY, `${series} over time for ${value}`));
+        ...spark("timeline", points, maxT, maxY, `${series} over time for ${value}`));
     }
     if (latency) {
-      const [v, l, f] = ["latency_ms", "fraction"].map((c) => latency.columns.indexOf(c)).concat([]);
+      const [v, l] = ["latency_ms", "fraction"].map((c) => latency.columns.indexOf(c));
       const key = latency.columns.indexOf(axis);
-      const points = latency.rows.filter((row) => row[key] === value).map((row) => [Number(row[v]), Number(row[l])]);
+      const points = latency.rows.filter((row) => row[key] === value).map((row) => [Number(row[v]), Number(row[l]), row[v], row[l]]);
       pane.append(el("div", { class: "small" }, `latency CDF (shared axis, up to ${Number(maxLatency.toPrecision(3))} ms)`),
-        spark(points, maxLatency, 1, `latency CDF for ${value}`));
+        ...spark("latency", points, maxLatency, 1, `latency CDF for ${value}`));
     }
     const list = el("dl", { class: "metrics" });
     for (const metric of answer.key_metrics) {
