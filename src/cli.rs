@@ -264,6 +264,34 @@ pub enum Command {
         #[arg(long)]
         raw: bool,
     },
+    /// Translate a real retry configuration (a gRPC service config, an AWS config profile, …) into a scenario's
+    /// [client] table, each key commented with the field it came from, and every trap crossed on stderr.
+    #[command(after_help = "The format is recognised from the file unless --format names it. A file holding several \
+        methods, routes or profiles lists them and asks for one. docs/import.md documents every format, its \
+        sources and its traps.\n\n\
+        Examples:\n  \
+        retrylab import service-config.json --method helloworld.Greeter/SayHello\n  \
+        retrylab import ~/.aws/config --profile prod --out client.toml")]
+    Import {
+        /// The configuration file.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// The file's format [default: recognised from the file].
+        #[arg(long, value_name = "FORMAT", value_parser = clap::builder::PossibleValuesParser::new(retrylab::import::names()))]
+        format: Option<String>,
+        /// The gRPC method (service/method) to translate; gRPC's own lookup picks its config.
+        #[arg(long, value_name = "NAME", conflicts_with_all = ["route", "profile"])]
+        method: Option<String>,
+        /// The route to translate, for files that hold several.
+        #[arg(long, value_name = "NAME", conflicts_with = "profile")]
+        route: Option<String>,
+        /// The AWS config profile to translate (`default` for [default]).
+        #[arg(long, value_name = "NAME")]
+        profile: Option<String>,
+        /// Write the table to this file instead of stdout.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
     /// What every metric and timeline series means: unit, meaning, how replicates are summarised.
     #[command(after_help = "Examples:\n  \
         retrylab metrics server\n  \

@@ -107,6 +107,7 @@ pub(crate) mod budget;
 pub mod commands;
 pub mod engine;
 mod error;
+pub mod import;
 pub mod interrupt;
 pub mod lab;
 pub(crate) mod metrics;

@@ -107,6 +107,10 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             };
             commands::delays(&DelaysOptions { policy, set, retries, samples, seed, error, format }, &mut stdout)
         }
+        cli::Command::Import { file, format, method, route, profile, out } => {
+            let choice = method.or(route).or(profile);
+            commands::import(&commands::ImportOptions { file, format, choice, out }, &mut stdout)
+        }
         cli::Command::Metrics { model, markdown } => commands::metrics(model.as_deref(), markdown, &mut stdout),
         cli::Command::Show { dirs } => commands::show(&dirs, &View::for_stdout(), &mut stdout),
         cli::Command::Merge { dirs, out, quiet } => commands::merge(&dirs, out.as_deref(), quiet, &mut stdout),

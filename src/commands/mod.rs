@@ -1,9 +1,10 @@
-//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, `delays`, `boundary`, `tune`, `merge`
+//! The CLI's verbs as library functions: `run`, `validate`, `strategies`, `delays`, `import`, `boundary`, `tune`, `merge`
 //! (with the checkpointed runs, in `sharded`), and (in `view`) `show`, `plot` and `compare`. The binary only parses arguments and maps errors to
 //! exit codes.
 
 mod boundary;
 mod delays;
+mod import;
 mod metrics;
 mod paths;
 mod sharded;
@@ -26,6 +27,7 @@ use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
 pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, boundary};
 pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
+pub use import::{ImportOptions, import};
 pub use metrics::metrics;
 pub use paths::{OutputKind, check_output_path};
 pub use sharded::merge;

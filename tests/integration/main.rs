@@ -14,6 +14,7 @@ mod failing_disk;
 mod golden;
 mod honest_metrics;
 mod hostile_input;
+mod import;
 mod interrupts;
 mod lab;
 mod memory;

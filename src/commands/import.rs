@@ -1,0 +1,39 @@
+//! `retrylab import FILE`: the `[client]` table of a real retry configuration (src/import/), printed or written to
+//! a file, with every trap crossed printed as a warning on stderr.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::Error;
+use crate::import;
+use crate::report::atomic;
+
+/// What `retrylab import` was asked.
+#[derive(Clone, Debug)]
+pub struct ImportOptions {
+    pub file: PathBuf,
+    /// The format's name; detected from the file when `None`.
+    pub format: Option<String>,
+    /// The method, route or profile to translate, for files that hold several.
+    pub choice: Option<String>,
+    /// Where to write the table instead of stdout.
+    pub out: Option<PathBuf>,
+}
+
+pub fn import(options: &ImportOptions, stdout: &mut dyn Write) -> Result<(), Error> {
+    let (format, imported) = import::import_file(&options.file, options.format.as_deref(), options.choice.as_deref())?;
+    let entry = imported.entry.as_deref().map_or_else(String::new, |entry| format!(", {} {entry}", format.entry));
+    let header = format!("retrylab import {} ({}{entry})", options.file.display(), format.name);
+    let block = imported.client_block(&header);
+    for warning in &imported.warnings {
+        let place = warning.at.map_or_else(String::new, |at| format!(":{}:{}", at.line, at.column));
+        let field = if warning.field.is_empty() { String::new() } else { format!(" {}:", warning.field) };
+        eprintln!("warning: {}{place}:{field} {}", options.file.display(), warning.message);
+    }
+    match &options.out {
+        Some(path) => atomic::write_atomic(path, block.as_bytes()),
+        None => stdout
+            .write_all(block.as_bytes())
+            .map_err(|source| Error::Write { path: PathBuf::from("<stdout>"), source }),
+    }
+}

@@ -1,0 +1,434 @@
+//! gRPC service config (JSON): a `methodConfig` entry's `retryPolicy`, and the channel's `retryThrottling`.
+//! Source: gRFC A6 "gRPC Retry Design" (grpc/proposal A6-client-retries.md, with the 2024 jitter change of
+//! grpc/proposal#452) and grpc/service_config/service_config.proto (grpc/grpc-proto); where implementations
+//! part from it, the C core as grpcio 1.85 runs it (retry_service_config.cc, backoff.cc) and grpc-go 1.85.
+//!
+//! The n-th retry waits min(maxBackoff, initialBackoff · backoffMultiplier^(n−1)) · U(0.8, 1.2): the lab's
+//! `grpc-jitter`. `maxAttempts` counts every attempt (at least 2; above 5 gRPC uses 5). Throttling keeps
+//! `maxTokens` tokens per channel: a failure takes 1, a success gives back `tokenRatio`, and retries stop while the
+//! count is at or below half of `maxTokens`: the lab's `grpc` limiter.
+
+use super::doc::{Node, Value};
+use super::{Format, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
+
+pub(super) const FORMAT: Format = Format {
+    name: "grpc",
+    about: "gRPC service config JSON: methodConfig retryPolicy, retryThrottling (gRFC A6)",
+    entry: "method",
+    detect,
+    translate,
+};
+
+/// gRPC clamps `maxAttempts` to this (gRFC A6: "values greater than 5 are treated as 5").
+const MAX_ATTEMPTS_LIMIT: i64 = 5;
+/// `retryThrottling.maxTokens` must lie in (0, 1000].
+const MAX_TOKENS_LIMIT: f64 = 1000.0;
+
+const TOP_KEYS: &[&str] = &["methodConfig", "retryThrottling", "loadBalancingPolicy", "loadBalancingConfig", "healthCheckConfig"];
+const METHOD_KEYS: &[&str] = &[
+    "name",
+    "waitForReady",
+    "timeout",
+    "maxRequestMessageBytes",
+    "maxResponseMessageBytes",
+    "retryPolicy",
+    "hedgingPolicy",
+];
+const THROTTLING_KEYS: &[&str] = &["maxTokens", "tokenRatio"];
+const NAME_KEYS: &[&str] = &["service", "method"];
+const RETRY_KEYS: &[&str] =
+    &["maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier", "retryableStatusCodes", "perAttemptRecvTimeout"];
+
+/// gRPC's status codes, by number (grpc/grpc doc/statuscodes.md).
+const CODES: &[&str] = &[
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+/// What the server model answers that a gRPC client would see as each code: its 503 (overloaded, fail-fast), 502
+/// (a transient error) and connection resets are UNAVAILABLE; its rate limiter's 429 is RESOURCE_EXHAUSTED; its
+/// permanent error (422) is INVALID_ARGUMENT; an attempt cut by its per-attempt timeout is DEADLINE_EXCEEDED.
+fn outcomes_of(code: &str) -> &'static [&'static str] {
+    match code {
+        "UNAVAILABLE" => &["502", "503", "reset"],
+        "RESOURCE_EXHAUSTED" => &["429"],
+        "INVALID_ARGUMENT" => &["422"],
+        "DEADLINE_EXCEEDED" => &["timeout"],
+        _ => &[],
+    }
+}
+
+fn detect(input: &Input<'_>) -> bool {
+    input.document().is_ok_and(|document| document.get("methodConfig").is_some() || document.get("retryThrottling").is_some())
+}
+
+fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+    let mut document = input.document()?.clone();
+    if !matches!(document.value, Value::Map(_)) {
+        return Err(Problem::new(Some(document.at), "", format!("expected a JSON object, found {}", document.kind())));
+    }
+    let mut early = Vec::new();
+    camel_case_keys(&mut document, &mut early);
+    let document = &document;
+    known_keys(document, TOP_KEYS, "")?;
+    let mut entries = Vec::new();
+    match document.get("methodConfig") {
+        None => {}
+        Some(Node { value: Value::List(items), .. }) => {
+            for (i, item) in items.iter().enumerate() {
+                match names(item, i)? {
+                    Some(names) => entries.push((names, (i, item))),
+                    None => early.push(Problem::new(
+                        Some(item.at),
+                        &format!("methodConfig[{i}].name"),
+                        "no name: gRPC skips this method config (the default for every method is \"name\": [{}])",
+                    )),
+                }
+            }
+        }
+        Some(other) => return Err(expected(other, "methodConfig", "a list of method configs")),
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for (names, (i, item)) in &entries {
+        for name in names.split(", ") {
+            if seen.contains(&name) {
+                let message = format!("{name} is named by two method configs; gRPC refuses the service config");
+                return Err(Problem::new(Some(item.at), &format!("methodConfig[{i}].name"), message));
+            }
+            seen.push(name);
+        }
+    }
+    let (entry, (index, method)) = match choice {
+        Some(wanted) => match lookup(&entries, wanted) {
+            Some(found) => found,
+            None => choose(&entries, Some(wanted), "method")?,
+        },
+        None => choose(&entries, None, "method")?,
+    };
+    let mut imported = Imported { entry: Some(entry.clone()), warnings: early, ..Imported::default() };
+    let field = format!("methodConfig[{index}]");
+    let deadline = method.get("timeout").map(|node| proto_duration(node, &format!("{field}.timeout"))).transpose()?;
+    match (method.get("retryPolicy"), method.get("hedgingPolicy")) {
+        (Some(_), Some(hedging)) => {
+            let message = "a method config holds a retryPolicy or a hedgingPolicy, not both (gRFC A6)";
+            return Err(Problem::new(Some(hedging.at), &format!("{field}.hedgingPolicy"), message));
+        }
+        (Some(policy), None) => retry_policy(policy, &format!("{field}.retryPolicy"), deadline, &mut imported)?,
+        (None, Some(hedging)) => {
+            imported.set("max_attempts", 1, format!("{field}: a hedgingPolicy, which this [client] table does not model"));
+            imported.warn(
+                Some(hedging.at),
+                &format!("{field}.hedgingPolicy"),
+                "hedging is modelled by the fanout model (`hedge = \"fixed\"`, `hedge_delay`; scenarios/hedging.toml), \
+                 not by the server model's clients: this block sends one attempt per call (and grpc-go and the C \
+                 core behind grpcio ignore hedgingPolicy; gRPC Java, .NET and Node run it)",
+            );
+        }
+        (None, None) => {
+            imported.set("max_attempts", 1, format!("{field}: no retryPolicy, so gRPC sends one attempt"));
+        }
+    }
+    if let Some(deadline) = deadline {
+        let from = format!("{field}.timeout {}: the call's deadline", shown_duration(deadline));
+        imported.set("deadline", lab_duration(deadline), from);
+    }
+    if let Some(throttling) = document.get("retryThrottling") {
+        throttling_policy(throttling, &mut imported)?;
+    }
+    Ok(imported)
+}
+
+/// `service/method`, `service/*` or `*` for each of a method config's names, joined by ", "; `None` for a config
+/// with no names, which gRPC skips.
+fn names(method: &Node, index: usize) -> Result<Option<String>, Problem> {
+    if !matches!(method.value, Value::Map(_)) {
+        return Err(expected(method, &format!("methodConfig[{index}]"), "a method config (a JSON object)"));
+    }
+    known_keys(method, METHOD_KEYS, &format!("methodConfig[{index}]"))?;
+    let field = format!("methodConfig[{index}].name");
+    let Some(list) = method.get("name") else { return Ok(None) };
+    let Value::List(items) = &list.value else { return Err(expected(list, &field, "a list of {service, method}")) };
+    let mut names = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("{field}[{i}]");
+        known_keys(item, NAME_KEYS, &field)?;
+        let text = |key: &str| match item.get(key).map(|node| &node.value) {
+            None => Ok(String::new()),
+            Some(Value::Text(text)) => Ok(text.clone()),
+            Some(_) => Err(expected(item.get(key).unwrap_or(item), &format!("{field}.{key}"), "text")),
+        };
+        let (service, method_name) = (text("service")?, text("method")?);
+        if service.is_empty() && !method_name.is_empty() {
+            let message = "a method needs its service (gRFC A6: an empty service means every method)";
+            return Err(Problem::new(Some(item.at), &field, message));
+        }
+        names.push(match (service.is_empty(), method_name.is_empty()) {
+            (true, _) => "*".to_owned(),
+            (false, true) => format!("{service}/*"),
+            (false, false) => format!("{service}/{method_name}"),
+        });
+    }
+    Ok((!names.is_empty()).then(|| names.join(", ")))
+}
+
+/// gRPC's own lookup for `service/method`: the config naming that method, else its service's, else the default.
+fn lookup<'e>(entries: &'e [(String, (usize, &'e Node))], wanted: &str) -> Option<&'e (String, (usize, &'e Node))> {
+    let service = wanted.split_once('/').map_or(wanted, |(service, _)| service);
+    let has = |name: &str| entries.iter().find(|(names, _)| names.split(", ").any(|listed| listed == name));
+    has(wanted).or_else(|| has(&format!("{service}/*"))).or_else(|| has("*"))
+}
+
+fn retry_policy(
+    policy: &Node,
+    field: &str,
+    deadline: Option<std::time::Duration>,
+    imported: &mut Imported,
+) -> Result<(), Problem> {
+    known_keys(policy, RETRY_KEYS, field)?;
+    let required = |key: &str| {
+        policy.get(key).ok_or_else(|| {
+            Problem::new(Some(policy.at), &format!("{field}.{key}"), "missing; gRFC A6 requires it in a retryPolicy")
+        })
+    };
+    let attempts_node = required("maxAttempts")?;
+    let Value::Integer(attempts) = attempts_node.value else {
+        return Err(expected(attempts_node, &format!("{field}.maxAttempts"), "a whole number ≥ 2"));
+    };
+    if attempts < 2 {
+        let message = format!("{attempts} is below 2; gRPC refuses the policy (a retry policy needs a second attempt)");
+        return Err(Problem::new(Some(attempts_node.at), &format!("{field}.maxAttempts"), message));
+    }
+    let used = attempts.min(MAX_ATTEMPTS_LIMIT);
+    imported.set("strategy", "grpc-jitter", format!("{field}: gRFC A6 backoff, U(0.8, 1.2) × the capped exponential"));
+    imported.set("max_attempts", used, format!("{field}.maxAttempts = {attempts}: every attempt, the first included"));
+    if attempts > MAX_ATTEMPTS_LIMIT {
+        imported.warn(
+            Some(attempts_node.at),
+            &format!("{field}.maxAttempts"),
+            format!("{attempts} is above gRPC's limit of {MAX_ATTEMPTS_LIMIT}; gRPC treats it as {MAX_ATTEMPTS_LIMIT}"),
+        );
+    }
+    let base = positive_duration(required("initialBackoff")?, &format!("{field}.initialBackoff"), imported)?;
+    let cap = positive_duration(required("maxBackoff")?, &format!("{field}.maxBackoff"), imported)?;
+    imported.set("base", lab_duration(base), format!("{field}.initialBackoff {}", shown_duration(base)));
+    imported.set("cap", lab_duration(cap), format!("{field}.maxBackoff {}", shown_duration(cap)));
+    if cap < base {
+        imported.warn(
+            Some(required("maxBackoff")?.at),
+            &format!("{field}.maxBackoff"),
+            "shorter than initialBackoff: every retry waits about maxBackoff",
+        );
+        imported.set("base", lab_duration(cap), format!("{field}.initialBackoff, above maxBackoff: capped to it"));
+    }
+    let multiplier_node = required("backoffMultiplier")?;
+    let multiplier = match multiplier_node.value {
+        Value::Integer(n) if n > 0 => n as f64,
+        Value::Real(x) if x > 0.0 && x.is_finite() => x,
+        _ => return Err(expected(multiplier_node, &format!("{field}.backoffMultiplier"), "a number > 0")),
+    };
+    imported.set("multiplier", multiplier, format!("{field}.backoffMultiplier {}", shown(multiplier_node)));
+    if multiplier < 1.0 {
+        imported.warn(
+            Some(multiplier_node.at),
+            &format!("{field}.backoffMultiplier"),
+            "below 1: the waits shrink; the lab follows A6's min(initialBackoff · m^(n−1), maxBackoff), while the C \
+             core (grpcio) starts from min(initialBackoff, maxBackoff) and shrinks from there",
+        );
+    }
+    let codes = status_codes(required("retryableStatusCodes")?, &format!("{field}.retryableStatusCodes"), imported)?;
+    let per_attempt = policy
+        .get("perAttemptRecvTimeout")
+        .map(|node| positive_duration(node, &format!("{field}.perAttemptRecvTimeout"), imported))
+        .transpose()?;
+    let mut retry_on: Vec<&str> = Vec::new();
+    for code in &codes {
+        for outcome in outcomes_of(code) {
+            if !retry_on.contains(outcome) {
+                retry_on.push(outcome);
+            }
+        }
+    }
+    match (per_attempt, deadline) {
+        (Some(timeout), _) => {
+            imported.set("timeout", lab_duration(timeout), format!("{field}.perAttemptRecvTimeout {}", shown_duration(timeout)));
+            imported.warn(
+                policy.get("perAttemptRecvTimeout").map(|node| node.at),
+                &format!("{field}.perAttemptRecvTimeout"),
+                "not part of gRFC A6: only the C core reads it, and only with the channel argument \
+                 grpc.experimental.enable_hedging; elsewhere attempts run until the deadline",
+            );
+            if !retry_on.contains(&"timeout") {
+                retry_on.push("timeout");
+            }
+        }
+        (None, Some(deadline)) => {
+            imported.set("timeout", lab_duration(deadline), "the call's deadline: gRPC has no per-attempt timeout here");
+            retry_on.retain(|outcome| *outcome != "timeout");
+            imported.warn(
+                None,
+                &format!("{field}.perAttemptRecvTimeout"),
+                "unset: an attempt runs until the call's deadline, so a slow answer ends the call instead of being \
+                 retried",
+            );
+        }
+        (None, None) => imported.warn(
+            None,
+            field,
+            "neither a per-attempt timeout nor a deadline: an attempt waits as long as the server takes",
+        ),
+    }
+    let listed = codes.join(", ");
+    if retry_on.is_empty() {
+        imported.warn(None, &format!("{field}.retryableStatusCodes"), "no code the server model answers: nothing is retried");
+    }
+    let values: Vec<toml::Value> = retry_on.iter().map(|outcome| toml::Value::from(*outcome)).collect();
+    imported.set("retry_on", values, format!("{field}.retryableStatusCodes [{listed}], as the server model answers them"));
+    imported.set("retry_after", "honour", "gRPC honours the server's pushback (grpc-retry-pushback-ms) as Retry-After");
+    Ok(())
+}
+
+/// The codes of `retryableStatusCodes`, by name; a code the server model never answers gets a warning.
+fn status_codes(node: &Node, field: &str, imported: &mut Imported) -> Result<Vec<String>, Problem> {
+    let Value::List(items) = &node.value else { return Err(expected(node, field, "a list of status code names")) };
+    if items.is_empty() {
+        return Err(Problem::new(Some(node.at), field, "empty; gRFC A6 requires at least one code"));
+    }
+    let mut codes = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let code = match &item.value {
+            Value::Text(name) if CODES.contains(&name.as_str()) => name.clone(),
+            Value::Text(name) if CODES.contains(&name.to_ascii_uppercase().as_str()) => {
+                let code = name.to_ascii_uppercase();
+                imported.warn(Some(item.at), &format!("{field}[{i}]"), format!(
+                    "{name:?}: A6 allows any case, but the C core (grpcio) refuses the whole service config unless \
+                     it reads {code:?}, and every call then fails with INVALID_ARGUMENT"
+                ));
+                code
+            }
+            Value::Integer(n) if (0..CODES.len() as i64).contains(n) => {
+                let code = CODES[*n as usize].to_owned();
+                imported.warn(Some(item.at), &format!("{field}[{i}]"), format!(
+                    "{n}: A6 and grpc-go accept numbers, but the C core (grpcio) refuses the whole service config \
+                     unless it reads {code:?}"
+                ));
+                code
+            }
+            _ => {
+                let message = format!("{} is not a gRPC status code; valid: {}", shown(item), CODES[1..].join(", "));
+                return Err(Problem::new(Some(item.at), &format!("{field}[{i}]"), message));
+            }
+        };
+        if code == "OK" {
+            return Err(Problem::new(Some(item.at), &format!("{field}[{i}]"), "OK is not an error: it cannot be retried"));
+        }
+        if outcomes_of(&code).is_empty() {
+            imported.warn(
+                Some(item.at),
+                &format!("{field}[{i}]"),
+                format!("{code}: the server model never answers it (it answers UNAVAILABLE, RESOURCE_EXHAUSTED, INVALID_ARGUMENT and DEADLINE_EXCEEDED), so it changes nothing here"),
+            );
+        }
+        codes.push(code);
+    }
+    Ok(codes)
+}
+
+fn throttling_policy(node: &Node, imported: &mut Imported) -> Result<(), Problem> {
+    known_keys(node, THROTTLING_KEYS, "retryThrottling")?;
+    let number = |key: &str| -> Result<(f64, &Node), Problem> {
+        let field = format!("retryThrottling.{key}");
+        let value = node.get(key).ok_or_else(|| Problem::new(Some(node.at), &field, "missing; gRFC A6 requires it"))?;
+        match value.value {
+            Value::Integer(n) => Ok((n as f64, value)),
+            Value::Real(x) if x.is_finite() => Ok((x, value)),
+            _ => Err(expected(value, &field, "a number")),
+        }
+    };
+    let (max_tokens, tokens_node) = number("maxTokens")?;
+    if max_tokens <= 0.0 {
+        let message = format!("{max_tokens} is not above 0; gRPC refuses the service config");
+        return Err(Problem::new(Some(tokens_node.at), "retryThrottling.maxTokens", message));
+    }
+    if max_tokens > MAX_TOKENS_LIMIT {
+        imported.warn(
+            Some(tokens_node.at),
+            "retryThrottling.maxTokens",
+            format!("{max_tokens} is above A6's limit of {MAX_TOKENS_LIMIT}: grpc-go refuses the service config, the C core and Java accept it"),
+        );
+    }
+    let (ratio, ratio_node) = number("tokenRatio")?;
+    if ratio <= 0.0 {
+        return Err(Problem::new(Some(ratio_node.at), "retryThrottling.tokenRatio", "must be greater than 0"));
+    }
+    let kept = (ratio * 1000.0).trunc() / 1000.0;
+    if kept != ratio {
+        imported.warn(
+            Some(ratio_node.at),
+            "retryThrottling.tokenRatio",
+            format!("{ratio} has more than 3 decimals; gRPC keeps {kept}"),
+        );
+    }
+    imported.set("limiter", "grpc", "retryThrottling: gRPC's token bucket, retries only above half of maxTokens");
+    imported.set("max_tokens", max_tokens, format!("retryThrottling.maxTokens {}", shown(tokens_node)));
+    imported.set("token_ratio", kept, format!("retryThrottling.tokenRatio {}", shown(ratio_node)));
+    imported.set("limiter_scope", "client", "gRPC keeps the tokens per channel: one bucket per client");
+    Ok(())
+}
+
+/// Renames keys written in another case (`MaxAttempts`, as grpc-go's examples write them) to gRPC's camelCase, with
+/// a warning: grpc-go matches keys in any case, the C core (grpcio) only in camelCase and ignores the others.
+fn camel_case_keys(node: &mut Node, warnings: &mut Vec<Problem>) {
+    let all = [TOP_KEYS, METHOD_KEYS, RETRY_KEYS, THROTTLING_KEYS, NAME_KEYS];
+    match &mut node.value {
+        Value::Map(entries) => {
+            for (key, at, value) in entries.iter_mut() {
+                if let Some(canonical) = all.iter().flat_map(|keys| keys.iter()).find(|k| k.eq_ignore_ascii_case(key) && *k != key) {
+                    warnings.push(Problem::new(Some(*at), key, format!(
+                        "grpc-go reads `{key}` as `{canonical}`; the C core (grpcio) reads only `{canonical}` and ignores this one"
+                    )));
+                    *key = (*canonical).to_owned();
+                }
+                camel_case_keys(value, warnings);
+            }
+        }
+        Value::List(items) => items.iter_mut().for_each(|item| camel_case_keys(item, warnings)),
+        _ => {}
+    }
+}
+
+fn positive_duration(node: &Node, field: &str, imported: &mut Imported) -> Result<std::time::Duration, Problem> {
+    let duration = proto_duration(node, field)?;
+    if matches!(&node.value, Value::Text(text) if text.starts_with('.')) {
+        imported.warn(Some(node.at), field, format!(
+            "{}: grpc-go reads a duration without its leading 0, the C core (grpcio) refuses the service config; write \"0{}\"",
+            shown(node), match &node.value { Value::Text(text) => text.as_str(), _ => "" }
+        ));
+    }
+    if duration.is_zero() {
+        return Err(Problem::new(Some(node.at), field, "must be longer than 0s (gRFC A6)"));
+    }
+    Ok(duration)
+}
+
+fn shown_duration(duration: std::time::Duration) -> String {
+    format!("\"{}s\"", duration.as_secs_f64())
+}
+
+fn expected(node: &Node, field: &str, what: &str) -> Problem {
+    Problem::new(Some(node.at), field, format!("expected {what}, found {}", shown(node)))
+}

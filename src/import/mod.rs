@@ -1,0 +1,279 @@
+//! `retrylab import`: a retry configuration as a real library or proxy reads it (a gRPC service config, an AWS
+//! config profile, …) translated into the lab's own `[client]` vocabulary, each setting with the field it came
+//! from, and a warning for every trap crossed on the way (counting conventions, clamps, defaults filled in,
+//! approximations). One format is one file of this folder and one line of [`formats!`]; docs/import.md documents
+//! each with its sources.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::error::{InputError, LineCol, Origin};
+use crate::scenario::{Scenario, plan};
+
+pub(crate) mod doc;
+
+/// Declares the formats: each module exports `FORMAT`, and the list's order is the order detection tries them.
+macro_rules! formats {
+    ($($module:ident),+ $(,)?) => {
+        $(mod $module;)+
+        /// Every format `retrylab import` reads, in the order detection tries them.
+        pub(crate) const FORMATS: &[&Format] = &[$(&$module::FORMAT),+];
+    };
+}
+
+formats!(grpc, aws_config);
+
+/// One configuration format.
+pub(crate) struct Format {
+    /// The `--format` name.
+    pub(crate) name: &'static str,
+    /// What it is, in a few words, with the version of its documentation the translation follows.
+    pub(crate) about: &'static str,
+    /// What `--route`/`--method` names in this format (`method`, `route`, `profile`, …).
+    pub(crate) entry: &'static str,
+    /// Whether the file looks like this format.
+    pub(crate) detect: fn(&Input<'_>) -> bool,
+    /// The chosen entry (or the only one) in the lab's vocabulary.
+    pub(crate) translate: fn(&Input<'_>, Option<&str>) -> Result<Imported, Problem>,
+}
+
+/// A file to import: its text and, when it reads as YAML or JSON, its documents.
+pub(crate) struct Input<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) tree: Result<Vec<doc::Node>, doc::SyntaxError>,
+}
+
+impl<'a> Input<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Input { text, tree: doc::parse(text) }
+    }
+
+    /// The file's only document, for formats that hold one; a syntax error is the format's error.
+    pub(crate) fn document(&self) -> Result<&doc::Node, Problem> {
+        match &self.tree {
+            Ok(documents) if documents.len() == 1 => Ok(&documents[0]),
+            Ok(documents) if documents.is_empty() => Err(Problem::new(None, "", "the file is empty")),
+            Ok(documents) => Err(Problem::new(
+                Some(documents[1].at),
+                "",
+                format!("{} documents in one file; this format holds one", documents.len()),
+            )),
+            Err(error) => Err(Problem::new(Some(error.at), "", format!("invalid YAML/JSON: {}", error.message))),
+        }
+    }
+}
+
+/// What is wrong with the file: where, the field, and what would be valid.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Problem {
+    pub(crate) at: Option<LineCol>,
+    pub(crate) field: String,
+    pub(crate) message: String,
+}
+
+impl Problem {
+    pub(crate) fn new(at: Option<LineCol>, field: &str, message: impl Into<String>) -> Self {
+        Problem { at, field: field.to_owned(), message: message.into() }
+    }
+
+    fn into_input_error(self, file: &str) -> InputError {
+        let origin = self.at.map_or(Origin::Default, Origin::File);
+        InputError::new(file, origin, (!self.field.is_empty()).then_some(self.field), self.message)
+    }
+}
+
+/// The translation: `[client]` settings, each with the field it came from, and the traps crossed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Imported {
+    /// Which entry of the file was translated (`helloworld.Greeter/SayHello`), when the format has entries.
+    pub(crate) entry: Option<String>,
+    pub(crate) settings: Vec<Setting>,
+    pub(crate) warnings: Vec<Problem>,
+}
+
+/// One `[client]` key: its TOML value and where it came from in the file.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Setting {
+    pub(crate) key: &'static str,
+    pub(crate) value: toml::Value,
+    pub(crate) from: String,
+}
+
+impl Imported {
+    pub(crate) fn set(&mut self, key: &'static str, value: impl Into<toml::Value>, from: impl Into<String>) {
+        self.settings.retain(|setting| setting.key != key);
+        self.settings.push(Setting { key, value: value.into(), from: from.into() });
+    }
+
+    pub(crate) fn warn(&mut self, at: Option<LineCol>, field: &str, message: impl Into<String>) {
+        self.warnings.push(Problem::new(at, field, message));
+    }
+
+    /// The `[client]` table as TOML, each line commented with its source, the traps listed after it.
+    pub(crate) fn client_block(&self, header: &str) -> String {
+        let lines: Vec<String> =
+            self.settings.iter().map(|setting| format!("{} = {}", setting.key, setting.value)).collect();
+        let width = lines.iter().map(|line| line.chars().count()).max().unwrap_or(0);
+        let mut block = format!("# {header}\n[client]\n");
+        for (line, setting) in lines.iter().zip(&self.settings) {
+            let _ = writeln!(block, "{line:width$}  # {}", setting.from);
+        }
+        if !self.warnings.is_empty() {
+            block.push_str("# Traps crossed on the way:\n");
+            for warning in &self.warnings {
+                let _ = writeln!(block, "# - {}", describe(warning));
+            }
+        }
+        block
+    }
+}
+
+/// `field (line L): message`, as a warning reads in the block and on stderr.
+pub(crate) fn describe(warning: &Problem) -> String {
+    let place = match (warning.field.is_empty(), warning.at) {
+        (true, None) => String::new(),
+        (true, Some(at)) => format!("line {}: ", at.line),
+        (false, None) => format!("{}: ", warning.field),
+        (false, Some(at)) => format!("{} (line {}): ", warning.field, at.line),
+    };
+    format!("{place}{}", warning.message)
+}
+
+/// Reads `path` as `format` (or the format it looks like), translates the entry `choice` names (or the only one),
+/// and checks that the lab runs the result.
+pub(crate) fn import_file(
+    path: &Path,
+    format: Option<&str>,
+    choice: Option<&str>,
+) -> Result<(&'static Format, Imported), crate::Error> {
+    let file = path.display().to_string();
+    let text =
+        std::fs::read_to_string(path).map_err(|source| crate::Error::ReadScenario { path: path.to_owned(), source })?;
+    let input = Input::new(&text);
+    let format = match format {
+        Some(name) => FORMATS
+            .iter()
+            .find(|format| format.name == name)
+            .ok_or_else(|| crate::Error::Usage(format!("unknown format {name:?}; valid: {}", names().join(", "))))?,
+        None => FORMATS.iter().find(|format| (format.detect)(&input)).ok_or_else(|| {
+            // A YAML or JSON file that does not parse is reported where it breaks, not as an unknown format.
+            let tree_like = matches!(path.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml"))
+                || text.trim_start().starts_with('{');
+            if let (true, Err(error)) = (tree_like, &input.tree) {
+                let message = format!("invalid YAML/JSON: {}", error.message);
+                return Problem::new(Some(error.at), "", message).into_input_error(&file).into();
+            }
+            let listed: Vec<String> =
+                FORMATS.iter().map(|format| format!("  {:<12} {}", format.name, format.about)).collect();
+            crate::Error::Usage(format!(
+                "{file}: not a format retrylab recognises; name it with --format:\n{}",
+                listed.join("\n")
+            ))
+        })?,
+    };
+    let imported = (format.translate)(&input, choice).map_err(|problem| problem.into_input_error(&file))?;
+    check_runs(&imported, &file)?;
+    Ok((format, imported))
+}
+
+/// The formats' `--format` names, in the order detection tries them.
+pub fn names() -> Vec<&'static str> {
+    FORMATS.iter().map(|format| format.name).collect()
+}
+
+/// The translation must be a `[client]` table the server model runs: a scenario around it is parsed and planned.
+fn check_runs(imported: &Imported, file: &str) -> Result<(), crate::Error> {
+    let scenario = format!(
+        "schema_version = 1\n[model]\nkind = \"server\"\n[workload]\nkind = \"burst\"\nclients = 1\n{}",
+        imported.client_block("check")
+    );
+    Scenario::from_source(Path::new(file), scenario)
+        .map_err(crate::Error::from)
+        .and_then(|scenario| plan(&scenario).map(drop).map_err(crate::Error::from))
+        .map_err(|error| {
+            crate::Error::Usage(format!("{file}: the translation is not a policy the lab can run: {error}"))
+        })
+}
+
+/// Picks the entry `choice` names among `entries` (or the only one); the message lists them otherwise.
+pub(crate) fn choose<'e, T>(
+    entries: &'e [(String, T)],
+    choice: Option<&str>,
+    what: &str,
+) -> Result<&'e (String, T), Problem> {
+    let listed = || entries.iter().map(|(name, _)| format!("  {name}")).collect::<Vec<_>>().join("\n");
+    match (choice, entries) {
+        (_, []) => Err(Problem::new(None, "", format!("the file holds no {what} with a retry policy"))),
+        (None, [only]) => Ok(only),
+        (None, _) => Err(Problem::new(
+            None,
+            "",
+            format!("the file holds {} {what}s; choose one with --{what} NAME:\n{}", entries.len(), listed()),
+        )),
+        (Some(name), _) => entries
+            .iter()
+            .find(|(entry, _)| entry == name)
+            .ok_or_else(|| Problem::new(None, "", format!("no {what} {name:?} in the file; it holds:\n{}", listed()))),
+    }
+}
+
+/// The longest duration protobuf's Duration holds: 10,000 years of seconds.
+const MAX_PROTO_SECONDS: f64 = 315_576_000_000.0;
+
+/// A duration the way protobuf's JSON writes one: decimal seconds with an `s` ("0.1s", "1.5s", "2s").
+pub(crate) fn proto_duration(node: &doc::Node, field: &str) -> Result<std::time::Duration, Problem> {
+    let bad =
+        || Problem::new(Some(node.at), field, format!("expected a duration like \"0.1s\", found {}", shown(node)));
+    let doc::Value::Text(text) = &node.value else { return Err(bad()) };
+    let number = text.strip_suffix('s').ok_or_else(bad)?;
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if !(digits(whole) && digits(fraction) && fraction.len() <= 9 && !(whole.is_empty() && fraction.is_empty())) {
+        return Err(bad());
+    }
+    let seconds: f64 = format!("0{number}").parse().map_err(|_| bad())?;
+    if !(0.0..=MAX_PROTO_SECONDS).contains(&seconds) {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+/// A value as a message quotes it.
+pub(crate) fn shown(node: &doc::Node) -> String {
+    match &node.value {
+        doc::Value::Text(text) => format!("{text:?}"),
+        doc::Value::Integer(n) => n.to_string(),
+        doc::Value::Real(x) => x.to_string(),
+        doc::Value::Bool(b) => b.to_string(),
+        _ => node.kind().to_owned(),
+    }
+}
+
+/// A duration as the lab's scenarios write one ("100ms", "1.5s").
+pub(crate) fn lab_duration(duration: std::time::Duration) -> String {
+    let nanos = duration.as_nanos();
+    match nanos {
+        0 => "0s".to_owned(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
+/// Refuses keys of `node` (a mapping) outside `known`, naming the valid ones.
+pub(crate) fn known_keys(node: &doc::Node, known: &[&str], within: &str) -> Result<(), Problem> {
+    if let doc::Value::Map(entries) = &node.value {
+        for (key, at, _) in entries {
+            if !known.contains(&key.as_str()) {
+                let field = if within.is_empty() { key.clone() } else { format!("{within}.{key}") };
+                let message = format!("unknown field `{key}`; valid here: {}", known.join(", "));
+                return Err(Problem::new(Some(*at), &field, message));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
