@@ -1,5 +1,5 @@
 use super::{Failed, Outcome, Permit, RetryLimiter, ShippedLimiter};
-use crate::params::{ParamError, Point};
+use crate::params::{ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section, Value};
 use crate::time::SimTime;
 
 /// Envoy's cluster retry budget: the retries in progress may not exceed
@@ -78,11 +78,31 @@ pub struct Envoy;
 impl ShippedLimiter for Envoy {
     type State = EnvoyRetryBudget;
     const NAME: &'static str = "envoy";
-    const ABOUT: &'static str = "Envoy's cluster retry budget: retries in progress ≤ max(3, 20% of active requests)";
+    const ABOUT: &'static str = "Envoy's cluster retry budget: retries in progress ≤ max(3, 20% of active requests); \
+                                 budget_percent = 0 gives the plain max_retries breaker (min_retry_concurrency of them)";
     const SOURCE: &'static str = "Envoy cluster circuit breakers, retry_budget (budget_percent 20%, min_retry_concurrency 3)";
+    const KNOBS: &'static [ParamSpec] = &[
+        ParamSpec::new(
+            Section::Client,
+            "budget_percent",
+            ParamKind::Real { min: 0.0, max: 100.0 },
+            ParamDefault::Implied(Value::Real(20.0)),
+            "envoy: retry_budget.budget_percent, the share of active requests that may be retries, 0 to 100",
+        ),
+        ParamSpec::new(
+            Section::Client,
+            "min_retry_concurrency",
+            ParamKind::Count { min: 0, max: 1_000_000 },
+            ParamDefault::Implied(Value::Count(3)),
+            "envoy: retry_budget.min_retry_concurrency, the retries always allowed in progress (or max_retries)",
+        ),
+    ];
 
-    fn build(_: &Point) -> Result<EnvoyRetryBudget, ParamError> {
-        Ok(EnvoyRetryBudget::envoy_default())
+    fn build(point: &Point) -> Result<EnvoyRetryBudget, ParamError> {
+        let percent = point.real("budget_percent")?;
+        let floor = u32::try_from(point.count("min_retry_concurrency")?)
+            .map_err(|_| ParamError::new("min_retry_concurrency", "must be a whole number from 0".into()))?;
+        Ok(EnvoyRetryBudget::new(percent / 100.0, floor))
     }
 }
 
@@ -115,6 +135,28 @@ mod tests {
         budget.on_send(SimTime::ZERO, true);
         budget.record(SimTime::ZERO, Outcome::success(Some(Permit::costing(1.0))));
         assert_eq!(grants(&mut budget), 1);
+    }
+
+    #[test]
+    fn the_knobs_set_the_share_and_the_floor_and_zero_percent_is_the_max_retries_breaker() {
+        use crate::model::ModelKind;
+        let point = |changes: &[(&str, Value)]| {
+            let mut all = vec![("limiter", Value::Choice("envoy"))];
+            all.extend_from_slice(changes);
+            ModelKind::Server.point_with(&all)
+        };
+        let default = Envoy::build(&point(&[])).unwrap();
+        assert_eq!(default, EnvoyRetryBudget::envoy_default());
+        let mut tuned = Envoy::build(&point(&[("budget_percent", Value::Real(50.0)), ("min_retry_concurrency", Value::Count(1))])).unwrap();
+        for _ in 0..10 {
+            tuned.on_send(SimTime::ZERO, false);
+        }
+        assert_eq!(tuned.max_retries(), 5, "50% of 10");
+        let mut breaker = Envoy::build(&point(&[("budget_percent", Value::Real(0.0)), ("min_retry_concurrency", Value::Count(7))])).unwrap();
+        for _ in 0..1000 {
+            breaker.on_send(SimTime::ZERO, false);
+        }
+        assert_eq!(breaker.max_retries(), 7, "a fixed concurrency limit whatever the load");
     }
 
     #[test]

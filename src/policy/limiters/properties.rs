@@ -203,7 +203,10 @@ fn bound_of(kind: LimiterKind, point: &Point) -> Bound {
             let window = point.duration("retry_interval").unwrap().as_secs_f64().ceil() as u64;
             Bound::Ratio { percent: real("retry_percent"), reserve: real("min_retry_rate") * window as f64, window }
         }
-        LimiterKind::Envoy => Bound::Concurrency { fraction: 0.2, min: 3 },
+        LimiterKind::Envoy => Bound::Concurrency {
+            fraction: real("budget_percent") / 100.0,
+            min: u32::try_from(point.count("min_retry_concurrency").unwrap()).unwrap(),
+        },
         LimiterKind::SreRatio => Bound::SreRatio { ratio: 0.1, window: 120 },
         LimiterKind::SreThrottle => Bound::SreThrottle { k: 2.0, window: 120 },
         LimiterKind::Systemd => Bound::Starts { burst: 5, interval: SimDuration::from_secs(10) },
