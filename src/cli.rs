@@ -280,14 +280,17 @@ pub enum Command {
         #[arg(long, value_name = "FORMAT", value_parser = clap::builder::PossibleValuesParser::new(retrylab::import::names()))]
         format: Option<String>,
         /// The gRPC method (service/method) to translate; gRPC's own lookup picks its config.
-        #[arg(long, value_name = "NAME", conflicts_with_all = ["route", "profile"])]
+        #[arg(long, value_name = "NAME", conflicts_with_all = ["route", "profile", "instance"])]
         method: Option<String>,
         /// The route to translate, for files that hold several.
-        #[arg(long, value_name = "NAME", conflicts_with = "profile")]
+        #[arg(long, value_name = "NAME", conflicts_with_all = ["profile", "instance"])]
         route: Option<String>,
         /// The AWS config profile to translate (`default` for [default]).
-        #[arg(long, value_name = "NAME")]
+        #[arg(long, value_name = "NAME", conflicts_with = "instance")]
         profile: Option<String>,
+        /// The Resilience4j or Polly instance (retry options) to translate.
+        #[arg(long, value_name = "NAME")]
+        instance: Option<String>,
         /// Write the table to this file instead of stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,

@@ -107,8 +107,8 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             };
             commands::delays(&DelaysOptions { policy, set, retries, samples, seed, error, format }, &mut stdout)
         }
-        cli::Command::Import { file, format, method, route, profile, out } => {
-            let choice = method.or(route).or(profile);
+        cli::Command::Import { file, format, method, route, profile, instance, out } => {
+            let choice = method.or(route).or(profile).or(instance);
             commands::import(&commands::ImportOptions { file, format, choice, out }, &mut stdout)
         }
         cli::Command::Metrics { model, markdown } => commands::metrics(model.as_deref(), markdown, &mut stdout),

@@ -413,3 +413,126 @@ fn an_istio_route_becomes_envoys_policy_with_istios_defaults_and_traps() {
     }
     assert_eq!(FORMATS.iter().find(|f| (f.detect)(&Input::new(ISTIO))).map(|f| f.name), Some("istio"));
 }
+
+const RESILIENCE4J: &str = "\
+resilience4j:
+  retry:
+    configs:
+      default:
+        max-attempts: 4
+        waitDuration: 200ms
+    instances:
+      payments:
+        enableExponentialBackoff: true
+        exponentialBackoffMultiplier: 2
+        exponentialMaxWaitDuration: 1s
+      search:
+        baseConfig: slow
+        enableRandomizedWait: true
+";
+
+#[test]
+fn resilience4j_instances_merge_their_config_and_spread_waits_exactly() {
+    let with_slow = format!("{RESILIENCE4J}      reports:\n        waitDuration: PT2S\n");
+    let text = RESILIENCE4J.replace("    instances:", "      slow:\n        waitDuration: 1000\n    instances:");
+    let payments = import(&resilience4j::FORMAT, &text, Some("payments")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"exponential-from-base\""),
+        ("max_attempts", "4"),
+        ("base", "\"200ms\""),
+        ("cap", "\"1s\""),
+        ("multiplier", "2.0"),
+    ] {
+        assert_eq!(value(&payments, key).as_deref(), Some(expected), "{key}: {payments:#?}");
+    }
+    // Randomized waits of 1 s ± 50%: U[500 ms, 1.5 s) is proportional-jitter from 500 ms with q = 2.
+    let search = import(&resilience4j::FORMAT, &text, Some("search")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"proportional-jitter\""),
+        ("base", "\"500ms\""),
+        ("jitter_fraction", "2.0"),
+        ("max_attempts", "3"),
+    ] {
+        assert_eq!(value(&search, key).as_deref(), Some(expected), "{key}: {search:#?}");
+    }
+    check_runs(&search, "r4j").unwrap();
+    check_runs(&payments, "r4j").unwrap();
+    let reports = import(&resilience4j::FORMAT, &with_slow, Some("reports")).unwrap();
+    assert_eq!(
+        (value(&reports, "strategy").as_deref(), value(&reports, "base").as_deref()),
+        (Some("\"constant\""), Some("\"2s\""))
+    );
+    // The cap is ignored without a multiplier, and exponential waits need a waitDuration somewhere.
+    let ignored = RESILIENCE4J
+        .replace("        exponentialBackoffMultiplier: 2\n", "")
+        .replace("        waitDuration: 200ms\n", "");
+    let imported = import(&resilience4j::FORMAT, &ignored, Some("payments")).unwrap();
+    let said: Vec<String> = imported.warnings.iter().map(describe).collect();
+    assert!(
+        said.iter().any(|w| w.contains("ignored: Resilience4j applies it only with exponentialBackoffMultiplier")),
+        "{said:#?}"
+    );
+    assert!(said.iter().any(|w| w.contains("the waits stay a fixed 500ms")), "{said:#?}");
+    assert_eq!(value(&imported, "strategy").as_deref(), Some("\"constant\""));
+    for (from, to, line, message) in [
+        ("max-attempts: 4", "max-atempts: 4", 5, "unknown field `max-atempts`"),
+        ("waitDuration: 200ms", "waitDuration: 200 parsecs", 6, "like \"500ms\""),
+        ("baseConfig: slow", "baseConfig: fast", 15, "no config \"fast\""),
+    ] {
+        let problem = import(
+            &resilience4j::FORMAT,
+            &text.replace(from, to),
+            Some(if line == 15 { "search" } else { "payments" }),
+        )
+        .expect_err(to);
+        assert_eq!(problem.at.map(|at| at.line), Some(line), "{to}: {problem:?}");
+        assert!(problem.message.contains(message), "{to}: {problem:?}");
+    }
+    let problem = import(&resilience4j::FORMAT, &text, None).unwrap_err();
+    assert!(problem.message.contains("choose one with --instance NAME"), "{problem:?}");
+}
+
+const POLLY: &str = r#"{
+  "Resilience": {
+    "Standard": {
+      "AttemptTimeout": { "Timeout": "00:00:01" },
+      "TotalRequestTimeout": { "Timeout": "00:00:05" },
+      "Retry": { "MaxRetryAttempts": 4, "Delay": "00:00:00.2", "MaxDelay": "00:00:02" }
+    },
+    "Core": { "MaxRetryAttempts": 2, "BackoffType": "Constant", "UseJitter": true, "Delay": "2" }
+  }
+}"#;
+
+#[test]
+fn polly_options_follow_their_backoff_type_and_the_http_defaults() {
+    let standard = import(&polly::FORMAT, POLLY, Some("Resilience.Standard.Retry")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"polly-v2\""),
+        ("max_attempts", "5"),
+        ("base", "\"200ms\""),
+        ("cap", "\"2s\""),
+        ("timeout", "\"1s\""),
+        ("deadline", "\"5s\""),
+        ("retry_after", "\"honour\""),
+    ] {
+        assert_eq!(value(&standard, key).as_deref(), Some(expected), "{key}: {standard:#?}");
+    }
+    check_runs(&standard, "polly").unwrap();
+    let core = import(&polly::FORMAT, POLLY, Some("Resilience.Core")).unwrap();
+    assert_eq!(value(&core, "strategy").as_deref(), Some("\"proportional-jitter\""));
+    assert_eq!(value(&core, "base").as_deref(), Some("\"129600s\""), "0.75 × 2 days");
+    assert!(core.warnings.iter().any(|w| w.message.contains("\"2\" is 2 day(s)")), "{core:#?}");
+    assert_eq!(value(&core, "retry_after").as_deref(), Some("\"ignore\""));
+    check_runs(&core, "polly").unwrap();
+    let problem =
+        import(&polly::FORMAT, &POLLY.replace("\"Constant\"", "\"Fibonacci\""), Some("Resilience.Core")).unwrap_err();
+    assert_eq!(
+        (problem.at.map(|at| at.line), problem.message.contains("Constant, Linear or Exponential")),
+        (Some(8), true),
+        "{problem:?}"
+    );
+    let problem = import(&polly::FORMAT, &POLLY.replace("00:00:00.2", "00:61:00"), Some("Resilience.Standard.Retry"))
+        .unwrap_err();
+    assert!(problem.message.contains("expected a TimeSpan"), "{problem:?}");
+    assert_eq!(FORMATS.iter().find(|f| (f.detect)(&Input::new(POLLY))).map(|f| f.name), Some("polly"));
+}
