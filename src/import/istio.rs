@@ -211,7 +211,7 @@ fn destination_rule(documents: &[Node], host: Option<&str>, imported: &mut Impor
 }
 
 /// A Go duration ("25ms", "1.5s", "1m30s", "1h"), as Istio's durations are written.
-fn go_duration(node: &Node, field: &str) -> Result<Duration, Problem> {
+pub(super) fn go_duration(node: &Node, field: &str) -> Result<Duration, Problem> {
     let bad = || Problem::new(Some(node.at), field, format!("expected a duration like \"25ms\" or \"1m30s\", found {}", shown(node)));
     let Value::Text(text) = &node.value else { return Err(bad()) };
     let mut rest = text.as_str();

@@ -1,4 +1,5 @@
 use super::*;
+use std::time::Duration;
 
 fn import(format: &Format, text: &str, choice: Option<&str>) -> Result<Imported, Problem> {
     (format.translate)(&Input::new(text), choice)
@@ -535,4 +536,144 @@ fn polly_options_follow_their_backoff_type_and_the_http_defaults() {
         .unwrap_err();
     assert!(problem.message.contains("expected a TimeSpan"), "{problem:?}");
     assert_eq!(FORMATS.iter().find(|f| (f.detect)(&Input::new(POLLY))).map(|f| f.name), Some("polly"));
+}
+
+#[test]
+fn a_file_must_hold_one_document_and_problems_read_as_the_clis_errors() {
+    let empty = import(&grpc::FORMAT, "", None).unwrap_err();
+    assert_eq!((empty.at, empty.message.as_str()), (None, "the file is empty"));
+    let two = import(&grpc::FORMAT, "{\"methodConfig\": []}\n---\n{}\n", None).unwrap_err();
+    assert_eq!(
+        (two.at.map(|at| at.line), two.message.as_str()),
+        (Some(3), "2 documents in one file; this format holds one")
+    );
+    let at = Some(LineCol { line: 4, column: 7 });
+    assert_eq!(Problem::new(at, "", "bad").into_input_error("f.json").to_string(), "f.json:4:7: bad");
+    assert_eq!(Problem::new(at, "a.b", "bad").into_input_error("f.json").to_string(), "f.json:4:7: a.b: bad");
+    assert_eq!(Problem::new(None, "a.b", "bad").into_input_error("f.json").to_string(), "f.json: a.b: bad");
+}
+
+const CLIENT_GO: &str = "\
+package controller
+
+var syncBackoff = wait.Backoff{
+	Duration: 100 * time.Millisecond,
+	Factor:   2.0,
+	Jitter:   0.5,
+	Steps:    6,
+	Cap:      time.Second,
+}
+
+func update() error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error { return nil })
+}
+";
+
+#[test]
+fn client_go_backoffs_are_proportional_jitter_with_steps_as_attempts() {
+    let sync = import(&client_go::FORMAT, CLIENT_GO, Some("syncBackoff")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"proportional-jitter\""),
+        ("base", "\"100ms\""),
+        ("multiplier", "2.0"),
+        ("jitter_fraction", "0.5"),
+        ("cap", "\"1s\""),
+        ("max_attempts", "6"),
+    ] {
+        assert_eq!(value(&sync, key).as_deref(), Some(expected), "{key}: {sync:#?}");
+    }
+    assert!(sync.warnings.iter().any(|w| w.message.contains("sets Steps to 0")), "{sync:#?}");
+    let default = import(&client_go::FORMAT, CLIENT_GO, Some("retry.DefaultRetry")).unwrap();
+    assert_eq!(
+        (value(&default, "base").as_deref(), value(&default, "max_attempts").as_deref()),
+        (Some("\"10ms\""), Some("5"))
+    );
+    assert_eq!(value(&default, "cap").as_deref(), Some("\"10ms\""), "Factor 1: every sleep is the base");
+    check_runs(&sync, "go").unwrap();
+    check_runs(&default, "go").unwrap();
+    let problem = import(&client_go::FORMAT, &CLIENT_GO.replace("Jitter:   0.5", "Jiter:   0.5"), Some("syncBackoff"))
+        .unwrap_err();
+    assert_eq!(
+        (problem.at.map(|at| (at.line, at.column)), problem.field.as_str()),
+        (Some((6, 2)), "syncBackoff.Jiter")
+    );
+    let problem = import(
+        &client_go::FORMAT,
+        &CLIENT_GO.replace("100 * time.Millisecond", "100 * time.Fortnight"),
+        Some("syncBackoff"),
+    )
+    .unwrap_err();
+    assert!(problem.message.contains("expected a duration"), "{problem:?}");
+    assert_eq!(client_go_duration("2 * time.Second"), Some(Duration::from_secs(2)));
+    assert_eq!(FORMATS.iter().find(|f| (f.detect)(&Input::new(CLIENT_GO))).map(|f| f.name), Some("client-go"));
+}
+
+fn client_go_duration(text: &str) -> Option<std::time::Duration> {
+    let literal = format!("b := wait.Backoff{{Duration: {text}, Steps: 2}}");
+    let imported = import(&client_go::FORMAT, &literal, None).ok()?;
+    let base = value(&imported, "base")?;
+    let millis: u64 = base.trim_matches('"').strip_suffix('s').and_then(|s| s.parse().ok()).map(|s: u64| s * 1000)?;
+    Some(std::time::Duration::from_millis(millis))
+}
+
+const LINKERD: &str = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: books
+  annotations:
+    retry.linkerd.io/http: 5xx,429
+    retry.linkerd.io/limit: \"0\"
+    retry.linkerd.io/timeout: 300ms
+    timeout.linkerd.io/request: 2s
+---
+apiVersion: linkerd.io/v1alpha2
+kind: ServiceProfile
+metadata: {name: authors.default.svc.cluster.local}
+spec:
+  retryBudget: {retryRatio: 0.3, minRetriesPerSecond: 5, ttl: 20s}
+  routes:
+  - name: GET /authors
+    isRetryable: true
+  - name: POST /authors
+";
+
+#[test]
+fn linkerd_annotations_and_profiles_become_their_policies() {
+    let books = import(&linkerd::FORMAT, LINKERD, Some("Service/books")).unwrap();
+    for (key, expected) in [
+        ("max_attempts", "2"),
+        ("timeout", "\"300ms\""),
+        ("deadline", "\"2s\""),
+        ("retry_on", "[\"reset\", \"timeout\", \"5xx\", \"429\"]"),
+        ("limiter", "\"off\""),
+    ] {
+        assert_eq!(value(&books, key).as_deref(), Some(expected), "{key}: {books:#?}");
+    }
+    assert!(books.warnings.iter().any(|w| w.message.contains("\"0\" is read as unset")));
+    let authors = import(&linkerd::FORMAT, LINKERD, Some("authors.default.svc.cluster.local/GET /authors")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"none\""),
+        ("limiter", "\"gateway-budget\""),
+        ("retry_percent", "0.3"),
+        ("min_retry_rate", "5.0"),
+        ("retry_interval", "\"20s\""),
+    ] {
+        assert_eq!(value(&authors, key).as_deref(), Some(expected), "{key}: {authors:#?}");
+    }
+    check_runs(&books, "linkerd").unwrap();
+    check_runs(&authors, "linkerd").unwrap();
+    let problem =
+        import(&linkerd::FORMAT, &LINKERD.replace("5xx,429", "5xx,teapot"), Some("Service/books")).unwrap_err();
+    assert_eq!(problem.at.map(|at| at.line), Some(6), "{problem:?}");
+    let problem = import(
+        &linkerd::FORMAT,
+        &LINKERD.replace("ttl: 20s", "ttl: 2m"),
+        Some("authors.default.svc.cluster.local/GET /authors"),
+    )
+    .unwrap_err();
+    assert!(problem.message.contains("outside 1s to 60s"), "{problem:?}");
+    let problem = import(&linkerd::FORMAT, LINKERD, None).unwrap_err();
+    assert!(problem.message.contains("2 routes"), "{problem:?}");
+    assert_eq!(FORMATS.iter().find(|f| (f.detect)(&Input::new(LINKERD))).map(|f| f.name), Some("linkerd"));
 }
