@@ -21,7 +21,7 @@ macro_rules! formats {
     };
 }
 
-formats!(grpc, istio, linkerd, envoy, resilience4j, polly, aws_config, client_go);
+formats!(grpc, istio, linkerd, envoy, resilience4j, polly, aws_config, spring, client_go);
 
 /// One configuration format.
 pub(crate) struct Format {

@@ -677,3 +677,69 @@ fn linkerd_annotations_and_profiles_become_their_policies() {
     assert!(problem.message.contains("2 routes"), "{problem:?}");
     assert_eq!(FORMATS.iter().find(|f| (f.detect)(&Input::new(LINKERD))).map(|f| f.name), Some("linkerd"));
 }
+
+const SPRING: &str = r#"
+import org.springframework.retry.annotation.Retryable;
+
+class Payments {
+    @Retryable(maxAttempts = 4, backoff = @Backoff(delay = 100, multiplier = 2))
+    public void charge(Order order) {}
+
+    @Retryable(retryFor = IOException.class, backoff = @Backoff(delay = 200, maxDelay = 600))
+    public void refund(Order order) {}
+
+    @org.springframework.resilience.annotation.Retryable(maxRetries = 2, delay = 50, multiplier = 3, maxDelay = 400)
+    public void notify(Order order) {}
+}
+"#;
+
+#[test]
+fn spring_retryable_annotations_of_both_generations() {
+    let charge = import(&spring::FORMAT, SPRING, Some("charge")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"exponential-from-base\""),
+        ("max_attempts", "4"),
+        ("base", "\"100ms\""),
+        ("multiplier", "2.0"),
+        ("cap", "\"30s\""),
+    ] {
+        assert_eq!(value(&charge, key).as_deref(), Some(expected), "{key}: {charge:#?}");
+    }
+    assert!(charge.warnings.iter().any(|w| w.message.contains("caps the exponential waits at 30s")));
+    // delay 200 ms, maxDelay 600 ms, no multiplier: uniform in [200, 600) = proportional jitter with q = 2.
+    let refund = import(&spring::FORMAT, SPRING, Some("refund")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"proportional-jitter\""),
+        ("base", "\"200ms\""),
+        ("jitter_fraction", "2.0"),
+        ("max_attempts", "3"),
+    ] {
+        assert_eq!(value(&refund, key).as_deref(), Some(expected), "{key}: {refund:#?}");
+    }
+    let notify = import(&spring::FORMAT, SPRING, Some("notify")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"exponential-from-base\""),
+        ("max_attempts", "3"),
+        ("base", "\"50ms\""),
+        ("multiplier", "3.0"),
+        ("cap", "\"400ms\""),
+    ] {
+        assert_eq!(value(&notify, key).as_deref(), Some(expected), "{key}: {notify:#?}");
+    }
+    assert!(notify.warnings.iter().any(|w| w.message.contains("counts retries, not attempts")));
+    for imported in [&charge, &refund, &notify] {
+        check_runs(imported, "spring").unwrap();
+    }
+    let problem =
+        import(&spring::FORMAT, &SPRING.replace("maxAttempts = 4", "maxAtempts = 4"), Some("charge")).unwrap_err();
+    assert_eq!(
+        (problem.at.map(|at| at.line), problem.field.as_str()),
+        (Some(5), "@Retryable.maxAtempts"),
+        "{problem:?}"
+    );
+    let problem = import(&spring::FORMAT, SPRING, None).unwrap_err();
+    assert!(
+        problem.message.contains("3 methods; choose one with --method NAME:\n  charge\n  refund\n  notify"),
+        "{problem:?}"
+    );
+}
