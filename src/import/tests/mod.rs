@@ -1,0 +1,264 @@
+use super::*;
+
+mod libraries;
+mod mesh;
+
+fn import(format: &Format, text: &str, choice: Option<&str>) -> Result<Imported, Problem> {
+    (format.translate)(&Input::new(text), choice)
+}
+
+fn value(imported: &Imported, key: &str) -> Option<String> {
+    imported.settings.iter().find(|setting| setting.key == key).map(|setting| setting.value.to_string())
+}
+
+const GRPC: &str = r#"{
+  "methodConfig": [{
+    "name": [{"service": "helloworld.Greeter", "method": "SayHello"}],
+    "timeout": "2s",
+    "retryPolicy": {
+      "maxAttempts": 7,
+      "initialBackoff": "0.1s",
+      "maxBackoff": "1.5s",
+      "backoffMultiplier": 2,
+      "retryableStatusCodes": ["UNAVAILABLE", "resource_exhausted", 13]
+    }
+  }, {
+    "name": [{"service": "helloworld.Greeter"}],
+    "waitForReady": true
+  }],
+  "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1234}
+}"#;
+
+#[test]
+fn a_grpc_retry_policy_becomes_the_labs_keys_field_by_field() {
+    let imported = import(&grpc::FORMAT, GRPC, Some("helloworld.Greeter/SayHello")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"grpc-jitter\""),
+        ("max_attempts", "5"),
+        ("base", "\"100ms\""),
+        ("cap", "\"1500ms\""),
+        ("multiplier", "2.0"),
+        ("retry_on", "[\"502\", \"503\", \"reset\", \"429\"]"),
+        ("timeout", "\"2s\""),
+        ("deadline", "\"2s\""),
+        ("retry_after", "\"honour\""),
+        ("limiter", "\"grpc\""),
+        ("max_tokens", "10.0"),
+        ("token_ratio", "0.123"),
+        ("limiter_scope", "\"client\""),
+    ] {
+        assert_eq!(value(&imported, key).as_deref(), Some(expected), "{key}: {imported:#?}");
+    }
+    let warnings: Vec<String> = imported.warnings.iter().map(describe).collect();
+    let said = |text: &str| warnings.iter().any(|warning| warning.contains(text));
+    assert!(said("methodConfig[0].retryPolicy.maxAttempts (line 6): 7 is above gRPC's limit of 5"), "{warnings:#?}");
+    assert!(said("INTERNAL: the server model never answers it"), "{warnings:#?}");
+    assert!(said("0.1234 has more than 3 decimals; gRPC keeps 0.123"), "{warnings:#?}");
+    assert!(
+        said("[1] (line 10): \"resource_exhausted\": A6 allows any case, but the C core (grpcio) refuses"),
+        "{warnings:#?}"
+    );
+    assert!(said("[2] (line 10): 13: A6 and grpc-go accept numbers"), "{warnings:#?}");
+    assert!(said("perAttemptRecvTimeout: unset"), "{warnings:#?}");
+    assert_eq!(imported.entry.as_deref(), Some("helloworld.Greeter/SayHello"));
+}
+
+#[test]
+fn grpc_implementations_differences_are_warned_about() {
+    let text = GRPC
+        .replace("\"maxAttempts\": 7", "\"MaxAttempts\": 3")
+        .replace("\"0.1s\"", "\".1s\"")
+        .replace("\"maxTokens\": 10", "\"maxTokens\": 2000")
+        .replace("\"backoffMultiplier\": 2", "\"backoffMultiplier\": 0.5")
+        .replace("\"methodConfig\": [{", "\"methodConfig\": [{\"name\": [], \"timeout\": \"1s\"}, {");
+    let imported = import(&grpc::FORMAT, &text, Some("helloworld.Greeter/SayHello")).unwrap();
+    assert_eq!(value(&imported, "max_attempts").as_deref(), Some("3"));
+    assert_eq!(value(&imported, "base").as_deref(), Some("\"100ms\""));
+    assert_eq!(value(&imported, "max_tokens").as_deref(), Some("2000.0"));
+    let warnings: Vec<String> = imported.warnings.iter().map(describe).collect();
+    let said = |text: &str| warnings.iter().any(|warning| warning.contains(text));
+    assert!(said("MaxAttempts (line 6): grpc-go reads `MaxAttempts` as `maxAttempts`; the C core"), "{warnings:#?}");
+    assert!(said("initialBackoff (line 7): \".1s\": grpc-go reads a duration without its leading 0"), "{warnings:#?}");
+    assert!(said("write \"0.1s\""), "{warnings:#?}");
+    assert!(said("2000 is above A6's limit of 1000"), "{warnings:#?}");
+    assert!(said("below 1: the waits shrink"), "{warnings:#?}");
+    assert!(said("methodConfig[0].name (line 2): no name: gRPC skips this method config"), "{warnings:#?}");
+    let experimental =
+        GRPC.replace("\"backoffMultiplier\": 2,", "\"backoffMultiplier\": 2, \"perAttemptRecvTimeout\": \"0.3s\",");
+    let imported = import(&grpc::FORMAT, &experimental, Some("helloworld.Greeter/SayHello")).unwrap();
+    assert_eq!(value(&imported, "timeout").as_deref(), Some("\"300ms\""));
+    assert!(value(&imported, "retry_on").unwrap().contains("timeout"));
+    assert!(imported.warnings.iter().any(|w| w.message.contains("grpc.experimental.enable_hedging")));
+    let hedged = GRPC.replace("\"retryPolicy\"", "\"hedgingPolicy\"");
+    let hedged = import(&grpc::FORMAT, &hedged, Some("helloworld.Greeter/SayHello")).unwrap();
+    assert_eq!(value(&hedged, "max_attempts").as_deref(), Some("1"));
+    assert!(hedged.warnings.iter().any(|w| w.message.contains("ignore hedgingPolicy")));
+}
+
+#[test]
+fn grpc_finds_a_method_as_grpc_does_and_lists_the_entries_otherwise() {
+    // Another method of the service falls back to the service-wide config: no retry policy, one attempt.
+    let service = import(&grpc::FORMAT, GRPC, Some("helloworld.Greeter/SayGoodbye")).unwrap();
+    assert_eq!(service.entry.as_deref(), Some("helloworld.Greeter/*"));
+    assert_eq!(value(&service, "max_attempts").as_deref(), Some("1"));
+    let none = import(&grpc::FORMAT, GRPC, None).unwrap_err();
+    assert!(none.message.contains("2 methods; choose one with --method NAME"), "{}", none.message);
+    assert!(none.message.contains("  helloworld.Greeter/SayHello\n  helloworld.Greeter/*"), "{}", none.message);
+    let missing = import(&grpc::FORMAT, GRPC, Some("other.Service/Call")).unwrap_err();
+    assert!(missing.message.contains("no method \"other.Service/Call\""), "{}", missing.message);
+}
+
+#[test]
+fn bad_grpc_files_are_refused_where_they_are_wrong() {
+    let with =
+        |from: &str, to: &str| import(&grpc::FORMAT, &GRPC.replace(from, to), Some("helloworld.Greeter/SayHello"));
+    for (from, to, field, line, message) in [
+        ("\"maxAttempts\": 7", "\"maxAttempts\": 1", "methodConfig[0].retryPolicy.maxAttempts", 6, "1 is below 2"),
+        (
+            "\"maxAttempts\": 7",
+            "\"maxAttempts\": \"7\"",
+            "methodConfig[0].retryPolicy.maxAttempts",
+            6,
+            "expected a whole",
+        ),
+        ("\"0.1s\"", "\"100ms\"", "methodConfig[0].retryPolicy.initialBackoff", 7, "expected a duration like \"0.1s\""),
+        ("\"0.1s\"", "\"0s\"", "methodConfig[0].retryPolicy.initialBackoff", 7, "longer than 0s"),
+        (
+            "\"backoffMultiplier\": 2",
+            "\"backoffMultiplier\": 0",
+            "methodConfig[0].retryPolicy.backoffMultiplier",
+            9,
+            "a number > 0",
+        ),
+        ("13]", "\"SOMETIMES\"]", "methodConfig[0].retryPolicy.retryableStatusCodes[2]", 10, "not a gRPC status code"),
+        ("\"maxTokens\": 10", "\"maxTokens\": 0", "retryThrottling.maxTokens", 16, "not above 0"),
+        ("\"0.1s\"", "\"0.1234567891s\"", "methodConfig[0].retryPolicy.initialBackoff", 7, "like \"0.1s\""),
+        ("\"0.1s\"", "\"s\"", "methodConfig[0].retryPolicy.initialBackoff", 7, "like \"0.1s\""),
+        (
+            "\"service\": \"helloworld.Greeter\"}]",
+            "\"service\": \"helloworld.Greeter\", \"method\": \"SayHello\"}]",
+            "methodConfig[1].name",
+            12,
+            "named by two method configs",
+        ),
+        ("\"tokenRatio\": 0.1234", "\"tokenRatio\": 0", "retryThrottling.tokenRatio", 16, "greater than 0"),
+        ("\"maxBackoff\"", "\"maxBackof\"", "methodConfig[0].retryPolicy.maxBackof", 8, "unknown field `maxBackof`"),
+        ("\"waitForReady\"", "\"waitForReadyy\"", "methodConfig[1].waitForReadyy", 14, "unknown field"),
+    ] {
+        let problem = with(from, to).expect_err(to);
+        assert_eq!((problem.field.as_str(), problem.at.map(|at| at.line)), (field, Some(line)), "{to}: {problem:?}");
+        assert!(problem.message.contains(message), "{to}: {problem:?}");
+    }
+    let both = GRPC.replace("\"timeout\": \"2s\",", "\"timeout\": \"2s\", \"hedgingPolicy\": {},");
+    let problem = import(&grpc::FORMAT, &both, Some("helloworld.Greeter/SayHello")).unwrap_err();
+    assert!(problem.message.contains("not both"), "{problem:?}");
+    let problem = import(&grpc::FORMAT, "{\"methodConfig\": [1, 2}", None).unwrap_err();
+    assert!(problem.message.starts_with("invalid YAML/JSON"), "{problem:?}");
+    assert_eq!(problem.at.map(|at| at.line), Some(1));
+    let problem = import(&grpc::FORMAT, "{\"methodConfig\": [1]}", None).unwrap_err();
+    assert_eq!(
+        (problem.field.as_str(), problem.message.as_str()),
+        ("methodConfig[0]", "expected a method config (a JSON object), found 1")
+    );
+}
+
+const AWS: &str = "\
+# shared config
+[default]
+region = eu-west-1
+retry_mode = adaptive
+max_attempts = 5
+
+[profile batch]
+retry_mode = legacy
+s3 =
+  max_concurrent_requests = 20
+
+[sso-session corp]
+sso_region = us-east-1
+";
+
+#[test]
+fn an_aws_profile_becomes_the_preset_of_its_mode() {
+    let default = import(&aws_config::FORMAT, AWS, Some("default")).unwrap();
+    assert_eq!(value(&default, "strategy").as_deref(), Some("\"aws-sdk-adaptive\""));
+    assert_eq!(value(&default, "max_attempts").as_deref(), Some("5"));
+    assert!(default.warnings.iter().any(|warning| warning.message.contains("botocore-standard")));
+    let batch = import(&aws_config::FORMAT, AWS, Some("batch")).unwrap();
+    assert_eq!(value(&batch, "strategy").as_deref(), Some("\"botocore-legacy\""));
+    assert_eq!(value(&batch, "max_attempts"), None, "the preset's own attempts");
+    let problem = import(&aws_config::FORMAT, AWS, None).unwrap_err();
+    assert!(problem.message.contains("2 profiles; choose one with --profile NAME"), "{problem:?}");
+    let unset = import(&aws_config::FORMAT, "[profile x]\nmax_attempts = 2\n", None).unwrap();
+    assert_eq!(value(&unset, "strategy").as_deref(), Some("\"aws-sdk-standard\""));
+    assert!(unset.warnings.iter().any(|warning| warning.message.starts_with("unset: each SDK picks")));
+}
+
+#[test]
+fn bad_aws_profiles_are_refused_where_they_are_wrong() {
+    for (text, line, message) in [
+        ("[default]\nretry_mode = fast\n", 2, "\"fast\" is not a retry mode; valid: standard, adaptive, legacy"),
+        ("[default]\nmax_attempts = three\n", 2, "not a whole number"),
+        ("[default]\nmax_attempts = 0\n", 2, "outside 1 to 1000"),
+        ("[default]\nmax-attempts = 3\n", 2, "unknown retry setting `max-attempts`"),
+        ("[default\nretry_mode = standard\n", 1, "must end with `]`"),
+        ("[default]\nretry_mode standard\n", 2, "expected `key = value`"),
+        ("[default]\n[default]\n", 2, "given twice"),
+    ] {
+        let problem = import(&aws_config::FORMAT, text, None).expect_err(text);
+        assert_eq!(problem.at.map(|at| at.line), Some(line), "{text}: {problem:?}");
+        assert!(problem.message.contains(message), "{text}: {problem:?}");
+    }
+}
+
+#[test]
+fn a_file_is_recognised_by_its_shape_and_every_translation_runs() {
+    let detected = |text: &str| FORMATS.iter().find(|format| (format.detect)(&Input::new(text))).map(|f| f.name);
+    assert_eq!(detected(GRPC), Some("grpc"));
+    assert_eq!(detected(AWS), Some("aws-config"));
+    assert_eq!(detected("[default]\nregion = x\n"), None);
+    assert_eq!(detected("{\"other\": 1}"), None);
+    for (format, text, choice) in
+        [(&grpc::FORMAT, GRPC, "helloworld.Greeter/SayHello"), (&aws_config::FORMAT, AWS, "default")]
+    {
+        let imported = import(format, text, Some(choice)).unwrap();
+        check_runs(&imported, "test")
+            .unwrap_or_else(|error| panic!("{}: {error}\n{}", format.name, imported.client_block("x")));
+    }
+}
+
+#[test]
+fn the_block_names_each_keys_source_and_lists_the_traps() {
+    let imported = import(&grpc::FORMAT, GRPC, Some("helloworld.Greeter/SayHello")).unwrap();
+    let block = imported.client_block("retrylab import svc.json (grpc, method helloworld.Greeter/SayHello)");
+    assert!(
+        block.starts_with("# retrylab import svc.json (grpc, method helloworld.Greeter/SayHello)\n[client]\n"),
+        "{block}"
+    );
+    assert!(block.contains("max_attempts = 5 "), "{block}");
+    assert!(
+        block.contains("# methodConfig[0].retryPolicy.maxAttempts = 7: every attempt, the first included\n"),
+        "{block}"
+    );
+    assert!(
+        block.contains("# Traps crossed on the way:\n# - methodConfig[0].retryPolicy.maxAttempts (line 6)"),
+        "{block}"
+    );
+    let parsed: toml::Table = block.parse().unwrap();
+    assert_eq!(parsed["client"]["max_attempts"].as_integer(), Some(5));
+}
+
+#[test]
+fn a_file_must_hold_one_document_and_problems_read_as_the_clis_errors() {
+    let empty = import(&grpc::FORMAT, "", None).unwrap_err();
+    assert_eq!((empty.at, empty.message.as_str()), (None, "the file is empty"));
+    let two = import(&grpc::FORMAT, "{\"methodConfig\": []}\n---\n{}\n", None).unwrap_err();
+    assert_eq!(
+        (two.at.map(|at| at.line), two.message.as_str()),
+        (Some(3), "2 documents in one file; this format holds one")
+    );
+    let at = Some(LineCol { line: 4, column: 7 });
+    assert_eq!(Problem::new(at, "", "bad").into_input_error("f.json").to_string(), "f.json:4:7: bad");
+    assert_eq!(Problem::new(at, "a.b", "bad").into_input_error("f.json").to_string(), "f.json:4:7: a.b: bad");
+    assert_eq!(Problem::new(None, "a.b", "bad").into_input_error("f.json").to_string(), "f.json: a.b: bad");
+}
