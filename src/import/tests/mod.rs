@@ -262,3 +262,39 @@ fn a_file_must_hold_one_document_and_problems_read_as_the_clis_errors() {
     assert_eq!(Problem::new(at, "a.b", "bad").into_input_error("f.json").to_string(), "f.json:4:7: a.b: bad");
     assert_eq!(Problem::new(None, "a.b", "bad").into_input_error("f.json").to_string(), "f.json: a.b: bad");
 }
+
+#[test]
+fn a_translation_the_lab_cannot_run_is_refused_and_files_are_read_by_name_or_shape() {
+    let mut broken = Imported::default();
+    broken.set("strategy", "full-jitter", "test");
+    broken.set("base", "2s", "test");
+    broken.set("cap", "1s", "test: below the base");
+    let error = check_runs(&broken, "x.json").unwrap_err().to_string();
+    assert!(error.starts_with("x.json: the translation is not a policy the lab can run:"), "{error}");
+    assert_eq!(names(), FORMATS.iter().map(|format| format.name).collect::<Vec<_>>());
+    assert!(names().contains(&"grpc") && names().contains(&"client-go"));
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("svc.txt");
+    std::fs::write(&file, GRPC).unwrap();
+    let (format, imported) = import_file(&file, Some("grpc"), Some("helloworld.Greeter/SayHello")).unwrap();
+    assert_eq!((format.name, imported.entry.as_deref()), ("grpc", Some("helloworld.Greeter/SayHello")));
+    let error = import_file(&file, Some("envoy"), None).err().unwrap().to_string();
+    assert!(error.contains("holds no route with a retry policy"), "{error}");
+    let error = import_file(&file, Some("nginx"), None).err().unwrap().to_string();
+    assert!(error.contains("unknown format \"nginx\""), "{error}");
+    // A .json file that does not parse is reported where it breaks; a file of another shape is not recognised.
+    let broken_json = folder.path().join("broken.json");
+    std::fs::write(&broken_json, "{\"methodConfig\": [1, 2}").unwrap();
+    let error = import_file(&broken_json, None, None).err().unwrap().to_string();
+    assert!(
+        error.starts_with(&format!("{}:1:", broken_json.display())) && error.contains("invalid YAML/JSON"),
+        "{error}"
+    );
+    let text = folder.path().join("notes.txt");
+    std::fs::write(&text, "{\"methodConfig\": [1, 2}").unwrap();
+    let error = import_file(&text, None, None).err().unwrap().to_string();
+    assert!(error.contains("invalid YAML/JSON"), "a file that opens with {{ is read as JSON: {error}");
+    std::fs::write(&text, "just words\n").unwrap();
+    let error = import_file(&text, None, None).err().unwrap().to_string();
+    assert!(error.contains("not a format retrylab recognises"), "{error}");
+}
