@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
-use super::{Format, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
+use super::{Format, expected, seconds, text, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
     name: "envoy",
@@ -76,7 +76,7 @@ fn policies<'n>(node: &'n Node, found: &mut Vec<(String, Found<'n>)>) {
             let action = node.get("route").unwrap_or(node);
             let policy = action.get("retry_policy").or_else(|| node.get("retry_policy"));
             if let Some(policy) = policy {
-                let label = text_of(node.get("name")).unwrap_or_else(|| "retry_policy".to_owned());
+                let label = text_string(node.get("name")).unwrap_or_else(|| "retry_policy".to_owned());
                 found.push((label, Found { policy, action: Some(action), hedge: action.get("hedge_policy"), inherited: false }));
             }
         }
@@ -87,7 +87,7 @@ fn policies<'n>(node: &'n Node, found: &mut Vec<(String, Found<'n>)>) {
 }
 
 fn virtual_host<'n>(host: &'n Node, index: usize, found: &mut Vec<(String, Found<'n>)>) {
-    let host_name = text_of(host.get("name")).unwrap_or_else(|| format!("virtual_hosts[{index}]"));
+    let host_name = text_string(host.get("name")).unwrap_or_else(|| format!("virtual_hosts[{index}]"));
     let host_policy = host.get("retry_policy");
     let Some(Node { value: Value::List(routes), .. }) = host.get("routes") else {
         if let Some(policy) = host_policy {
@@ -99,20 +99,14 @@ fn virtual_host<'n>(host: &'n Node, index: usize, found: &mut Vec<(String, Found
         let action = route.get("route");
         let own = action.and_then(|action| action.get("retry_policy"));
         let Some(policy) = own.or(host_policy) else { continue };
-        let route_name = text_of(route.get("name"))
-            .or_else(|| route.get("match").and_then(|m| text_of(m.get("prefix")).or_else(|| text_of(m.get("path")))))
+        let route_name = text_string(route.get("name"))
+            .or_else(|| route.get("match").and_then(|m| text_string(m.get("prefix")).or_else(|| text_string(m.get("path")))))
             .unwrap_or_else(|| format!("routes[{r}]"));
         let hedge = action.and_then(|action| action.get("hedge_policy")).or_else(|| host.get("hedge_policy"));
         found.push((format!("{host_name}/{route_name}"), Found { policy, action, hedge, inherited: own.is_none() }));
     }
 }
 
-fn text_of(node: Option<&Node>) -> Option<String> {
-    match node.map(|node| &node.value) {
-        Some(Value::Text(text)) => Some(text.clone()),
-        _ => None,
-    }
-}
 
 fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
     let document = input.document()?;
@@ -135,7 +129,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
             );
         }
     }
-    let cluster = entry.action.and_then(|action| text_of(action.get("cluster")));
+    let cluster = entry.action.and_then(|action| text_string(action.get("cluster")));
     circuit_breakers(document, cluster.as_deref(), &mut imported)?;
     Ok(imported)
 }
@@ -167,9 +161,9 @@ fn retry_policy(policy: &Node, action: Option<&Node>, imported: &mut Imported) -
     imported.set("base", lab_duration(base), format!("retry_back_off.base_interval {}", seconds(base)));
     imported.set("cap", lab_duration(cap), format!("retry_back_off.max_interval {}", seconds(cap)));
     imported.set("multiplier", 2.0, "Envoy doubles the window");
-    let per_try = policy.get("per_try_timeout").map(|node| duration(node, "retry_policy.per_try_timeout")).transpose()?;
+    let per_try = policy.get("per_try_timeout").map(|node| proto_duration(node, "retry_policy.per_try_timeout")).transpose()?;
     let route_timeout = match action.and_then(|action| action.get("timeout")) {
-        Some(node) => duration(node, "route.timeout")?,
+        Some(node) => proto_duration(node, "route.timeout")?,
         None => DEFAULT_ROUTE_TIMEOUT,
     };
     let retry_on = retry_on(policy, per_try.is_some(), imported)?;
@@ -213,7 +207,7 @@ fn backoff(node: Option<&Node>, imported: &mut Imported) -> Result<(Duration, Du
     let base_node = node
         .get("base_interval")
         .ok_or_else(|| Problem::new(Some(node.at), "retry_back_off.base_interval", "missing; Envoy requires it"))?;
-    let mut base = duration(base_node, "retry_back_off.base_interval")?;
+    let mut base = proto_duration(base_node, "retry_back_off.base_interval")?;
     if base.is_zero() {
         return Err(Problem::new(Some(base_node.at), "retry_back_off.base_interval", "must be longer than 0s"));
     }
@@ -223,7 +217,7 @@ fn backoff(node: Option<&Node>, imported: &mut Imported) -> Result<(Duration, Du
     }
     let cap = match node.get("max_interval") {
         Some(max) => {
-            let cap = duration(max, "retry_back_off.max_interval")?;
+            let cap = proto_duration(max, "retry_back_off.max_interval")?;
             if cap < base {
                 let message = format!("{} is shorter than base_interval; Envoy refuses it", shown(max));
                 return Err(Problem::new(Some(max.at), "retry_back_off.max_interval", message));
@@ -333,10 +327,10 @@ pub(super) fn outcomes_of(
 fn circuit_breakers(document: &Node, cluster: Option<&str>, imported: &mut Imported) -> Result<(), Problem> {
     let mut clusters = Vec::new();
     find_clusters(document, &mut clusters);
-    let found = cluster.and_then(|name| clusters.iter().find(|c| text_of(c.get("name")).as_deref() == Some(name)));
+    let found = cluster.and_then(|name| clusters.iter().find(|c| text_string(c.get("name")).as_deref() == Some(name)));
     let thresholds = found.and_then(|c| c.get("circuit_breakers")).and_then(|b| b.get("thresholds")).and_then(|t| match &t.value {
         Value::List(items) => items.iter().find(|item| {
-            text_of(item.get("priority")).is_none_or(|priority| priority == "DEFAULT")
+            text_string(item.get("priority")).is_none_or(|priority| priority == "DEFAULT")
         }),
         _ => None,
     });
@@ -397,14 +391,6 @@ fn find_clusters<'n>(node: &'n Node, clusters: &mut Vec<&'n Node>) {
     }
 }
 
-fn duration(node: &Node, field: &str) -> Result<Duration, Problem> {
-    proto_duration(node, field)
-}
-
-fn seconds(duration: Duration) -> String {
-    format!("\"{}s\"", duration.as_secs_f64())
-}
-
-fn expected(node: &Node, field: &str, what: &str) -> Problem {
-    Problem::new(Some(node.at), field, format!("expected {what}, found {}", shown(node)))
+fn text_string(node: Option<&Node>) -> Option<String> {
+    text(node).map(str::to_owned)
 }

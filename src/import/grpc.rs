@@ -9,7 +9,7 @@
 //! count is at or below half of `maxTokens`: the lab's `grpc` limiter.
 
 use super::doc::{Node, Value};
-use super::{Format, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
+use super::{Format, expected, seconds, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
     name: "grpc",
@@ -144,7 +144,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
         }
     }
     if let Some(deadline) = deadline {
-        let from = format!("{field}.timeout {}: the call's deadline", shown_duration(deadline));
+        let from = format!("{field}.timeout {}: the call's deadline", seconds(deadline));
         imported.set("deadline", lab_duration(deadline), from);
     }
     if let Some(throttling) = document.get("retryThrottling") {
@@ -225,8 +225,8 @@ fn retry_policy(
     }
     let base = positive_duration(required("initialBackoff")?, &format!("{field}.initialBackoff"), imported)?;
     let cap = positive_duration(required("maxBackoff")?, &format!("{field}.maxBackoff"), imported)?;
-    imported.set("base", lab_duration(base), format!("{field}.initialBackoff {}", shown_duration(base)));
-    imported.set("cap", lab_duration(cap), format!("{field}.maxBackoff {}", shown_duration(cap)));
+    imported.set("base", lab_duration(base), format!("{field}.initialBackoff {}", seconds(base)));
+    imported.set("cap", lab_duration(cap), format!("{field}.maxBackoff {}", seconds(cap)));
     if cap < base {
         imported.warn(
             Some(required("maxBackoff")?.at),
@@ -265,7 +265,7 @@ fn retry_policy(
     }
     match (per_attempt, deadline) {
         (Some(timeout), _) => {
-            imported.set("timeout", lab_duration(timeout), format!("{field}.perAttemptRecvTimeout {}", shown_duration(timeout)));
+            imported.set("timeout", lab_duration(timeout), format!("{field}.perAttemptRecvTimeout {}", seconds(timeout)));
             imported.warn(
                 policy.get("perAttemptRecvTimeout").map(|node| node.at),
                 &format!("{field}.perAttemptRecvTimeout"),
@@ -425,10 +425,3 @@ fn positive_duration(node: &Node, field: &str, imported: &mut Imported) -> Resul
     Ok(duration)
 }
 
-fn shown_duration(duration: std::time::Duration) -> String {
-    format!("\"{}s\"", duration.as_secs_f64())
-}
-
-fn expected(node: &Node, field: &str, what: &str) -> Problem {
-    Problem::new(Some(node.at), field, format!("expected {what}, found {}", shown(node)))
-}

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use super::doc::{Node, Value};
 use super::envoy::outcomes_of;
-use super::{Format, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
+use super::{Format, expected, text, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
     name: "istio",
@@ -39,26 +39,14 @@ fn kind_of(document: &Node) -> Option<&str> {
     }
 }
 
-fn documents<'i>(input: &'i Input<'_>) -> Result<&'i [Node], Problem> {
-    match &input.tree {
-        Ok(documents) => Ok(documents),
-        Err(error) => Err(Problem::new(Some(error.at), "", format!("invalid YAML: {}", error.message))),
-    }
-}
 
 fn detect(input: &Input<'_>) -> bool {
-    documents(input).is_ok_and(|documents| documents.iter().any(|d| kind_of(d) == Some("VirtualService")))
+    input.documents().is_ok_and(|documents| documents.iter().any(|d| kind_of(d) == Some("VirtualService")))
 }
 
-fn text(node: Option<&Node>) -> Option<&str> {
-    match node.map(|node| &node.value) {
-        Some(Value::Text(text)) => Some(text),
-        _ => None,
-    }
-}
 
 fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
-    let documents = documents(input)?;
+    let documents = input.documents()?;
     let mut routes = Vec::new();
     for service in documents.iter().filter(|d| kind_of(d) == Some("VirtualService")) {
         let name = text(service.get("metadata").and_then(|m| m.get("name"))).unwrap_or("virtual-service");
@@ -237,8 +225,4 @@ pub(super) fn go_duration(node: &Node, field: &str) -> Result<Duration, Problem>
         rest = &rest[unit..];
     }
     Ok(Duration::from_nanos(nanos as u64))
-}
-
-fn expected(node: &Node, field: &str, what: &str) -> Problem {
-    Problem::new(Some(node.at), field, format!("expected {what}, found {}", shown(node)))
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use super::doc::{Node, Value};
 use super::istio::go_duration;
-use super::{Format, Imported, Input, Problem, choose, lab_duration, shown};
+use super::{Format, expected, text, Imported, Input, Problem, choose, lab_duration};
 
 pub(super) const FORMAT: Format = Format {
     name: "linkerd",
@@ -37,12 +37,6 @@ enum Entry<'n> {
     Profile { route: &'n Node, budget: Option<&'n Node> },
 }
 
-fn text(node: Option<&Node>) -> Option<&str> {
-    match node.map(|node| &node.value) {
-        Some(Value::Text(text)) => Some(text),
-        _ => None,
-    }
-}
 
 fn entries(documents: &[Node]) -> Vec<(String, Entry<'_>)> {
     let mut found = Vec::new();
@@ -73,7 +67,7 @@ fn detect(input: &Input<'_>) -> bool {
 }
 
 fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
-    let documents = input.tree.as_ref().map_err(|error| Problem::new(Some(error.at), "", format!("invalid YAML: {}", error.message)))?;
+    let documents = input.documents()?;
     let found = entries(documents);
     let (label, entry) = choose(&found, choice, "route")?;
     let mut imported = Imported { entry: Some(label.clone()), ..Imported::default() };
@@ -202,8 +196,4 @@ fn profile(route: &Node, budget: Option<&Node>, imported: &mut Imported) -> Resu
     imported.set("retry_interval", lab_duration(ttl), format!("retryBudget.ttl {ttl:?}"));
     imported.set("retry_after", "ignore", "Linkerd's proxy ignores Retry-After");
     Ok(())
-}
-
-fn expected(node: &Node, field: &str, what: &str) -> Problem {
-    Problem::new(Some(node.at), field, format!("expected {what}, found {}", shown(node)))
 }

@@ -48,6 +48,13 @@ impl<'a> Input<'a> {
         Input { text, tree: doc::parse(text) }
     }
 
+    /// Every document of the file (Kubernetes manifests hold several); a syntax error is the format's error.
+    pub(crate) fn documents(&self) -> Result<&[doc::Node], Problem> {
+        self.tree
+            .as_deref()
+            .map_err(|error| Problem::new(Some(error.at), "", format!("invalid YAML: {}", error.message)))
+    }
+
     /// The file's only document, for formats that hold one; a syntax error is the format's error.
     pub(crate) fn document(&self) -> Result<&doc::Node, Problem> {
         match &self.tree {
@@ -236,6 +243,24 @@ pub(crate) fn proto_duration(node: &doc::Node, field: &str) -> Result<std::time:
         return Err(bad());
     }
     Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+/// "expected WHAT, found VALUE", located at the value.
+pub(crate) fn expected(node: &doc::Node, field: &str, what: &str) -> Problem {
+    Problem::new(Some(node.at), field, format!("expected {what}, found {}", shown(node)))
+}
+
+/// The text of a node, when it is text.
+pub(crate) fn text(node: Option<&doc::Node>) -> Option<&str> {
+    match node.map(|node| &node.value) {
+        Some(doc::Value::Text(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// A duration as protobuf JSON writes it, for the source comments ("0.1s").
+pub(crate) fn seconds(duration: std::time::Duration) -> String {
+    format!("\"{}s\"", duration.as_secs_f64())
 }
 
 /// A value as a message quotes it.

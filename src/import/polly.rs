@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
-use super::{Format, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
+use super::{Format, expected, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
     name: "polly",
@@ -156,7 +156,6 @@ fn timespan(node: &Node, field: &str, imported: &mut Imported) -> Result<Duratio
     let bad = || Problem::new(Some(node.at), field, format!("expected a TimeSpan like \"00:00:02\", found {}", shown(node)));
     let text = match &node.value {
         Value::Text(text) => text.trim(),
-        Value::Integer(_) | Value::Real(_) => return Err(bad()),
         _ => return Err(bad()),
     };
     let (days, clock) = match text.split_once(':') {
@@ -181,8 +180,4 @@ fn timespan(node: &Node, field: &str, imported: &mut Imported) -> Result<Duratio
         return Err(bad());
     }
     Ok(Duration::from_secs_f64(days as f64 * 86_400.0 + hours * 3600.0 + minutes * 60.0 + seconds))
-}
-
-fn expected(node: &Node, field: &str, what: &str) -> Problem {
-    Problem::new(Some(node.at), field, format!("expected {what}, found {}", shown(node)))
 }

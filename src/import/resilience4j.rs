@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
-use super::{Format, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
+use super::{Format, expected, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
     name: "resilience4j",
@@ -232,8 +232,4 @@ fn spring_duration(node: &Node, field: &str) -> Result<Duration, Problem> {
         _ => return Err(bad()),
     };
     Ok(unit * u32::try_from(amount).map_err(|_| bad())?)
-}
-
-fn expected(node: &Node, field: &str, what: &str) -> Problem {
-    Problem::new(Some(node.at), field, format!("expected {what}, found {}", shown(node)))
 }
