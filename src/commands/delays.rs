@@ -123,10 +123,7 @@ fn policy_of(name: &str, set: &[String]) -> Result<RetryPolicy, Error> {
         "schema_version = 1\nname = \"delays\"\n[model]\nkind = \"server\"\n[workload]\nkind = \"burst\"\n\
          clients = 1\n[client]\nstrategy = \"{name}\"\n"
     );
-    let mut scenario = Scenario::from_source(Path::new(SOURCE_NAME), source)?;
-    for argument in set {
-        scenario.apply_override(argument)?;
-    }
+    let scenario = Scenario::with_overrides(Path::new(SOURCE_NAME), source, set)?;
     plan(&scenario)?;
     let point = point_of(&scenario, &[]);
     let (policy, _) = retry_policy(&point).map_err(|problem| bad(problem.key, problem.message))?;

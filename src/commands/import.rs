@@ -2,11 +2,12 @@
 //! a file, with every trap crossed printed as a warning on stderr.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::Error;
-use crate::import;
+use crate::import::{self, Imported};
 use crate::report::atomic;
+use crate::scenario::{Scenario, plan};
 
 /// What `retrylab import` was asked.
 #[derive(Clone, Debug)]
@@ -22,6 +23,7 @@ pub struct ImportOptions {
 
 pub fn import(options: &ImportOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     let (format, imported) = import::import_file(&options.file, options.format.as_deref(), options.choice.as_deref())?;
+    check_runs(&imported, &options.file.display().to_string())?;
     let entry = imported.entry.as_deref().map_or_else(String::new, |entry| format!(", {} {entry}", format.entry));
     let header = format!("retrylab import {} ({}{entry})", options.file.display(), format.name);
     let block = imported.client_block(&header);
@@ -36,4 +38,18 @@ pub fn import(options: &ImportOptions, stdout: &mut dyn Write) -> Result<(), Err
             .write_all(block.as_bytes())
             .map_err(|source| Error::Write { path: PathBuf::from("<stdout>"), source }),
     }
+}
+
+/// The translation must be a `[client]` table the server model runs: a scenario around it is parsed and planned.
+pub(crate) fn check_runs(imported: &Imported, file: &str) -> Result<(), crate::Error> {
+    let scenario = format!(
+        "schema_version = 1\n[model]\nkind = \"server\"\n[workload]\nkind = \"burst\"\nclients = 1\n{}",
+        imported.client_block("check")
+    );
+    Scenario::from_source(Path::new(file), scenario)
+        .map_err(crate::Error::from)
+        .and_then(|scenario| plan(&scenario).map(drop).map_err(crate::Error::from))
+        .map_err(|error| {
+            crate::Error::Usage(format!("{file}: the translation is not a policy the lab can run: {error}"))
+        })
 }

@@ -5,6 +5,8 @@
 mod boundary;
 mod delays;
 mod import;
+#[cfg(test)]
+pub(crate) use import::check_runs;
 mod metrics;
 mod paths;
 mod sharded;
@@ -86,6 +88,11 @@ fn prepare(path: &Path, options: &RunOptions) -> Result<(Scenario, Vec<PlannedPo
         scenario.replicates = replicates;
     }
     let points = plan(&scenario)?;
+    if !options.quiet {
+        for note in scenario.import_notes() {
+            eprintln!("warning: {note}");
+        }
+    }
     Ok((scenario, points))
 }
 
@@ -340,6 +347,9 @@ pub fn validate_scenario(scenario: &Scenario, stdout: &mut dyn Write) -> Result<
         points.len(),
         scenario.replicates
     );
+    for note in scenario.import_notes() {
+        let _ = writeln!(stdout, "  import: {note}");
+    }
     let threads = rayon::current_num_threads();
     let estimate = MemoryEstimate::of(scenario, &points.iter().collect::<Vec<_>>(), threads);
     let _ = writeln!(stdout, "  memory on {threads} threads: {estimate}");

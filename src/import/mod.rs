@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::error::{InputError, LineCol, Origin};
-use crate::scenario::{Scenario, plan};
 
 pub(crate) mod doc;
 
@@ -18,6 +17,8 @@ macro_rules! formats {
         $(mod $module;)+
         /// Every format `retrylab import` reads, in the order detection tries them.
         pub(crate) const FORMATS: &[&Format] = &[$(&$module::FORMAT),+];
+        /// Their `--format` names (a scenario's `import_format` takes one).
+        pub(crate) const FORMAT_NAMES: &[&str] = &[$($module::FORMAT.name),+];
     };
 }
 
@@ -146,8 +147,8 @@ pub(crate) fn describe(warning: &Problem) -> String {
     format!("{place}{}", warning.message)
 }
 
-/// Reads `path` as `format` (or the format it looks like), translates the entry `choice` names (or the only one),
-/// and checks that the lab runs the result.
+/// Reads `path` as `format` (or the format it looks like) and translates the entry `choice` names (or the only
+/// one).
 pub(crate) fn import_file(
     path: &Path,
     format: Option<&str>,
@@ -156,50 +157,62 @@ pub(crate) fn import_file(
     let file = path.display().to_string();
     let text =
         std::fs::read_to_string(path).map_err(|source| crate::Error::ReadScenario { path: path.to_owned(), source })?;
-    let input = Input::new(&text);
     let format = match format {
-        Some(name) => FORMATS
-            .iter()
-            .find(|format| format.name == name)
-            .ok_or_else(|| crate::Error::Usage(format!("unknown format {name:?}; valid: {}", names().join(", "))))?,
-        None => FORMATS.iter().find(|format| (format.detect)(&input)).ok_or_else(|| {
-            // A YAML or JSON file that does not parse is reported where it breaks, not as an unknown format.
-            let tree_like = matches!(path.extension().and_then(|e| e.to_str()), Some("json" | "yaml" | "yml"))
-                || text.trim_start().starts_with('{');
-            if let (true, Err(error)) = (tree_like, &input.tree) {
-                let message = format!("invalid YAML/JSON: {}", error.message);
-                return Problem::new(Some(error.at), "", message).into_input_error(&file).into();
-            }
-            let listed: Vec<String> =
-                FORMATS.iter().map(|format| format!("  {:<12} {}", format.name, format.about)).collect();
-            crate::Error::Usage(format!(
-                "{file}: not a format retrylab recognises; name it with --format:\n{}",
-                listed.join("\n")
-            ))
-        })?,
+        Some(name) => Some(format_named(name).ok_or_else(|| {
+            crate::Error::Usage(format!("unknown format {name:?}; valid: {}", FORMAT_NAMES.join(", ")))
+        })?),
+        None => None,
     };
-    let imported = (format.translate)(&input, choice).map_err(|problem| problem.into_input_error(&file))?;
-    check_runs(&imported, &file)?;
+    Ok(translate(&file, &text, format, choice)?)
+}
+
+/// The format whose `--format` name is `name`.
+pub(crate) fn format_named(name: &str) -> Option<&'static Format> {
+    FORMATS.iter().copied().find(|format| format.name == name)
+}
+
+/// `text` (the file `file`, as messages name it) read as `format` (or the format it looks like), the entry
+/// `choice` names (or the only one) translated; what is wrong is located in the file where it can be.
+pub(crate) fn translate(
+    file: &str,
+    text: &str,
+    format: Option<&'static Format>,
+    choice: Option<&str>,
+) -> Result<(&'static Format, Imported), InputError> {
+    let input = Input::new(text);
+    let format = match format {
+        Some(format) => format,
+        None => recognise(file, &input)?,
+    };
+    let imported = (format.translate)(&input, choice).map_err(|problem| problem.into_input_error(file))?;
     Ok((format, imported))
+}
+
+/// The format `text` (the file `file`) looks like.
+pub(crate) fn format_of(file: &str, text: &str) -> Result<&'static Format, InputError> {
+    recognise(file, &Input::new(text))
+}
+
+fn recognise(file: &str, input: &Input<'_>) -> Result<&'static Format, InputError> {
+    let text = input.text;
+    FORMATS.iter().copied().find(|format| (format.detect)(input)).ok_or_else(|| {
+        // A YAML or JSON file that does not parse is reported where it breaks, not as an unknown format.
+        let extension = Path::new(file).extension().and_then(|e| e.to_str());
+        let tree_like = matches!(extension, Some("json" | "yaml" | "yml")) || text.trim_start().starts_with('{');
+        if let (true, Err(error)) = (tree_like, &input.tree) {
+            let message = format!("invalid YAML/JSON: {}", error.message);
+            return Problem::new(Some(error.at), "", message).into_input_error(file);
+        }
+        let listed: Vec<String> =
+            FORMATS.iter().map(|format| format!("  {:<12} {}", format.name, format.about)).collect();
+        let message = format!("not a format retrylab recognises; name it with --format:\n{}", listed.join("\n"));
+        InputError::new(file, Origin::Default, None, message)
+    })
 }
 
 /// The formats' `--format` names, in the order detection tries them.
 pub fn names() -> Vec<&'static str> {
-    FORMATS.iter().map(|format| format.name).collect()
-}
-
-/// The translation must be a `[client]` table the server model runs: a scenario around it is parsed and planned.
-fn check_runs(imported: &Imported, file: &str) -> Result<(), crate::Error> {
-    let scenario = format!(
-        "schema_version = 1\n[model]\nkind = \"server\"\n[workload]\nkind = \"burst\"\nclients = 1\n{}",
-        imported.client_block("check")
-    );
-    Scenario::from_source(Path::new(file), scenario)
-        .map_err(crate::Error::from)
-        .and_then(|scenario| plan(&scenario).map(drop).map_err(crate::Error::from))
-        .map_err(|error| {
-            crate::Error::Usage(format!("{file}: the translation is not a policy the lab can run: {error}"))
-        })
+    FORMAT_NAMES.to_vec()
 }
 
 /// Picks the entry `choice` names among `entries` (or the only one); the message lists them otherwise.

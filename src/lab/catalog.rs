@@ -41,8 +41,19 @@ impl Entry {
         }
     }
 
-    /// The scenario with `set` applied, checked as `retrylab run --set` checks it.
+    /// The scenario with `set` applied, checked as `retrylab run --set` checks it. A request may not name a file
+    /// to import: the lab reads no file a request names.
     pub(crate) fn load(&self, set: &[String]) -> Result<Scenario, Error> {
+        for argument in set {
+            let key = argument.split_once('=').map_or(argument.as_str(), |(key, _)| key).trim();
+            let bare = key.rsplit('.').next().unwrap_or(key);
+            if crate::model::client::IMPORT_KEYS.contains(&bare) {
+                return Err(Error::Usage(format!(
+                    "{key}: the browser lab reads no file a request names; write `import` in the scenario file, or \
+                     run `retrylab run --set {key}=…`"
+                )));
+            }
+        }
         Scenario::with_overrides(&self.path(), self.source.clone(), set)
     }
 }
@@ -150,5 +161,16 @@ mod tests {
         assert_eq!(herd.path(), Path::new("scenarios/thundering-herd.toml"));
         assert_eq!(herd.model, "server");
         assert!(herd.points >= 2);
+    }
+
+    #[test]
+    fn a_request_may_not_name_a_file_to_import() {
+        let catalog = Catalog::load(&[]).unwrap();
+        let herd = &catalog.scenarios["thundering-herd"];
+        for set in ["import=/etc/passwd", "client.import_format=grpc", " client.import_route = x"] {
+            let error = herd.load(&[set.to_owned()]).unwrap_err().to_string();
+            assert!(error.contains(": the browser lab reads no file a request names"), "{set}: {error}");
+        }
+        assert!(herd.load(&["clients=10".to_owned()]).is_ok());
     }
 }

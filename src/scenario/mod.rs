@@ -23,6 +23,7 @@
 //! ```
 
 mod chart_options;
+mod imports;
 mod locator;
 mod overrides;
 mod parse;
@@ -78,6 +79,8 @@ pub struct Scenario {
     pub part_origins: Vec<PartOrigins>,
     /// What `retrylab tune` searches (`[tune]`); `run` leaves it aside.
     pub tune: Option<TuneTable>,
+    /// The configurations its `import` keys name, read and translated (see src/scenario/imports.rs).
+    pub(crate) imports: Vec<imports::ImportedPolicy>,
 }
 
 /// A parameter's value outside the sweep, and where it was set.
@@ -162,23 +165,28 @@ impl Scenario {
     }
 
     /// Parses and validates scenario text, then applies `--set KEY=VALUE` overrides in order; `path` is used in
-    /// messages and for the default name.
+    /// messages and for the default name. The files it imports are read once every override is applied.
     pub fn with_overrides(path: &Path, source: String, overrides: &[String]) -> Result<Scenario, crate::Error> {
-        let mut scenario = Scenario::from_source(path, source)?;
+        let mut scenario = parse::parse(path, source)?;
         for argument in overrides {
             overrides::apply(&mut scenario, argument)?;
         }
+        imports::resolve(&mut scenario)?;
         Ok(scenario)
     }
 
-    /// Applies one `--set KEY=VALUE` override, checked as the file's own values are.
-    pub(crate) fn apply_override(&mut self, argument: &str) -> Result<(), InputError> {
-        overrides::apply(self, argument)
+    /// Parses and validates scenario text, and reads the files it imports; `path` is used in messages, for the
+    /// default name and as the folder imports are relative to.
+    pub fn from_source(path: &Path, source: String) -> Result<Scenario, InputError> {
+        let mut scenario = parse::parse(path, source)?;
+        imports::resolve(&mut scenario)?;
+        Ok(scenario)
     }
 
-    /// Parses and validates scenario text; `path` is used in messages and for the default name.
-    pub fn from_source(path: &Path, source: String) -> Result<Scenario, InputError> {
-        parse::parse(path, source)
+    /// The traps crossed by the configurations the scenario imports, and the keys they give that its model left
+    /// out, one line each with the file's line and column.
+    pub fn import_notes(&self) -> Vec<String> {
+        imports::notes(self)
     }
 
     /// The file name as shown in messages.

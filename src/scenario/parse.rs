@@ -293,6 +293,7 @@ pub(super) fn parse(path: &Path, source: String) -> Result<Scenario, InputError>
         parts: parts.into(),
         part_origins,
         tune,
+        imports: Vec::new(),
     };
     for (argument, origin) in file_overrides.into_iter().flatten() {
         super::overrides::apply_from_file(&mut scenario, &argument, origin)?;

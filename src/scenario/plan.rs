@@ -110,9 +110,15 @@ pub(crate) fn swept_at(scenario: &Scenario, index: usize) -> Vec<Value> {
 /// The sweep point at `index` in canonical order, validated by its model.
 pub(crate) fn plan_one(scenario: &Scenario, index: usize) -> Result<PlannedPoint, InputError> {
     let swept = swept_at(scenario, index);
-    let point = point_of(scenario, &swept);
-    let config = scenario.model.configure(&point).map_err(|problem| locate(scenario, &swept, problem))?;
-    let policy = config.describe_policy(&point).map_err(|problem| locate(scenario, &swept, problem))?;
+    let (point, imported) = point_with_imports(scenario, &swept);
+    let locate = |problem| locate(scenario, &swept, &imported, problem);
+    let config = scenario.model.configure(&point).map_err(locate)?;
+    let mut policy = config.describe_policy(&point).map_err(locate)?;
+    if let Some(policy) = &mut policy
+        && !imported.is_empty()
+    {
+        policy.push_str(&format!("; {}", imported.join("; ")));
+    }
     let settings = scenario.model.describe_settings(&point);
     let hash = stable_hash(point.canonical_text().as_bytes());
     let world_hash = stable_hash(point.world_seed_text().as_bytes());
@@ -120,8 +126,9 @@ pub(crate) fn plan_one(scenario: &Scenario, index: usize) -> Result<PlannedPoint
     Ok(PlannedPoint { index, swept, hash, world_hash, policy_hash, config, policy, settings })
 }
 
-/// Points a model's complaint at the place the offending parameter was set.
-fn locate(scenario: &Scenario, swept: &[Value], problem: crate::params::ParamError) -> InputError {
+/// Points a model's complaint at the place the offending parameter was set (for a value a configuration gave,
+/// at the `import` that named it).
+fn locate(scenario: &Scenario, swept: &[Value], imported: &[String], problem: crate::params::ParamError) -> InputError {
     if let (Some(part_name), Some(table)) = (&problem.part, scenario.model.part_table())
         && let Some(index) = scenario.parts.iter().position(|part| part.name == *part_name)
     {
@@ -131,15 +138,21 @@ fn locate(scenario: &Scenario, swept: &[Value], problem: crate::params::ParamErr
         let key = format!("{}.{part_name}.{}", table.table, problem.key);
         return scenario.error(origin, Some(key), problem.message);
     }
-    let setting = scenario.settings.iter().find(|s| s.spec.key == problem.key);
-    let key = setting.map_or_else(|| problem.key.to_owned(), |s| Scenario::dotted_key(s.spec));
+    let mut setting = scenario.settings.iter().find(|s| s.spec.key == problem.key);
+    let mut message = problem.message;
+    let written = setting.is_some_and(|s| s.origin != Origin::Default);
     let axis = scenario.sweep.iter().find(|axis| axis.spec.key == problem.key);
+    if !imported.is_empty() && !written && axis.is_none() {
+        // The value came from the imported configuration (or the model's default beside it): point at `import`.
+        message = format!("{message} ({})", imported.join("; "));
+        setting = scenario.settings.iter().find(|s| s.spec.key == "import").or(setting);
+    }
+    let key = setting.map_or_else(|| problem.key.to_owned(), |s| Scenario::dotted_key(s.spec));
     let origin = match (axis, setting) {
         (Some(axis), _) => axis.origin.clone(),
         (None, Some(setting)) => setting.origin.clone(),
         (None, None) => Origin::Default,
     };
-    let mut message = problem.message;
     if !scenario.sweep.is_empty() {
         let at: Vec<String> =
             scenario.sweep.iter().zip(swept).map(|(axis, value)| format!("{}={value}", axis.name)).collect();
@@ -153,7 +166,12 @@ fn locate(scenario: &Scenario, swept: &[Value], problem: crate::params::ParamErr
 
 /// The point the swept values `swept` (one per axis, in the sweep's order) pick out of `scenario`.
 pub(crate) fn point_of(scenario: &Scenario, swept: &[Value]) -> Point {
-    let entries = scenario
+    point_with_imports(scenario, swept).0
+}
+
+/// [`point_of`], with what the point imports (see src/scenario/imports.rs), one line per configuration.
+fn point_with_imports(scenario: &Scenario, swept: &[Value]) -> (Point, Vec<String>) {
+    let mut entries: Vec<_> = scenario
         .settings
         .iter()
         .map(|setting| {
@@ -162,7 +180,7 @@ pub(crate) fn point_of(scenario: &Scenario, swept: &[Value]) -> Point {
             (setting.spec, swept_value.or_else(|| setting.value.clone()))
         })
         .collect();
-    let written = scenario
+    let mut written: Vec<_> = scenario
         .settings
         .iter()
         .filter(|setting| {
@@ -170,5 +188,10 @@ pub(crate) fn point_of(scenario: &Scenario, swept: &[Value]) -> Point {
         })
         .map(|setting| setting.spec.key)
         .collect();
-    Point::new(entries).with_parts(std::sync::Arc::clone(&scenario.parts)).with_written(written)
+    let mut parts = std::sync::Arc::clone(&scenario.parts);
+    let imported = match scenario.imports.is_empty() {
+        true => Vec::new(),
+        false => super::imports::fill(scenario, &mut entries, &mut written, &mut parts),
+    };
+    (Point::new(entries).with_parts(parts).with_written(written), imported)
 }

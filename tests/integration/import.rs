@@ -144,3 +144,82 @@ fn an_aws_profile_becomes_its_modes_preset() {
     let client = settings(&String::from_utf8(out.stdout).unwrap());
     assert_eq!((client["strategy"].as_str(), client["max_attempts"].as_integer()), (Some("aws-sdk-adaptive"), Some(6)));
 }
+
+const SERVER: &str = "schema_version = 1\nseed = 5\nreplicates = 3\n[model]\nkind = \"server\"\nworkers = 2\n\
+                      [workload]\nkind = \"burst\"\nclients = 40\n";
+
+/// The CSV files of a results folder, by name.
+fn csv_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "csv"))
+        .map(|path| (path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&path).unwrap()))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_scenario_that_imports_a_file_runs_what_pasting_its_table_runs() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::create_dir(folder.path().join("configs")).unwrap();
+    let config = folder.path().join("configs/cart.json");
+    std::fs::write(&config, SERVICE_CONFIG).unwrap();
+    let importing = folder.path().join("importing.toml");
+    std::fs::write(&importing, format!("{SERVER}[client]\nimport = \"configs/cart.json\"\n")).unwrap();
+    let out = retrylab().arg("import").arg(&config).output().unwrap();
+    let pasted = folder.path().join("pasted.toml");
+    std::fs::write(&pasted, format!("{SERVER}{}", String::from_utf8(out.stdout).unwrap())).unwrap();
+    for (scenario, out) in [(&importing, "a"), (&pasted, "b")] {
+        let run = retrylab().arg("run").arg(scenario).arg("--out").arg(folder.path().join(out)).output().unwrap();
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    }
+    let (a, b) = (csv_files(&folder.path().join("a")), csv_files(&folder.path().join("b")));
+    assert!(a.len() >= 3, "{:?}", a.iter().map(|(name, _)| name).collect::<Vec<_>>());
+    assert_eq!(a, b, "the same seeds and the same policy: byte-identical CSV");
+    // The manifest and --list-points print the effective policy, and where it came from.
+    let manifest = std::fs::read_to_string(folder.path().join("a/manifest.json")).unwrap();
+    assert!(manifest.contains("grpc-jitter b=100ms c=1s m=2, 4 attempts, deadline 3s"), "{manifest}");
+    assert!(manifest.contains("imported from configs/cart.json (grpc, method shop.Cart/*)"), "{manifest}");
+}
+
+#[test]
+fn a_sweep_compares_imported_configurations_and_set_imports_from_the_command_line() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("cart.json"), SERVICE_CONFIG).unwrap();
+    std::fs::write(folder.path().join("config"), "[profile batch]\nretry_mode = standard\nmax_attempts = 2\n").unwrap();
+    let scenario = folder.path().join("compare.toml");
+    let text =
+        format!("{SERVER}[client]\nimport = \"cart.json\"\n[sweep]\nimport = [\"cart.json\", \"config#batch\"]\n");
+    std::fs::write(&scenario, text).unwrap();
+    let out = retrylab().args(["run", "--list-points"]).arg(&scenario).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let listed = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = listed.lines().collect();
+    assert!(lines[0].starts_with("scenario\tindex\tid\timport\tpolicy"), "{listed}");
+    assert!(lines[1].contains("\tcart.json\tgrpc-jitter b=100ms c=1s m=2, 4 attempts"), "{listed}");
+    // AWS standard mode: U(0, min(1 s · 2^(n−1), 20 s)), the profile's 2 attempts, the SDK's retry quota.
+    let aws = "\tconfig#batch\tfull-jitter-from-base b=1s c=20s m=2, 2 attempts, Retry-After honour, limiter aws-quota";
+    assert!(lines[2].contains(aws), "{listed}");
+    assert!(lines[2].contains("; imported from config (aws-config, profile batch)\t"), "{listed}");
+    // `--set` names a file relative to the scenario's folder, like the file does.
+    let plain = folder.path().join("plain.toml");
+    std::fs::write(&plain, SERVER).unwrap();
+    let out = retrylab()
+        .args(["run", "--list-points", "--set", "import=config", "--set", "import_profile=batch"])
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("imported from config (aws-config, profile batch)"));
+    // A bad file: exit 2, located in the file, nothing written.
+    std::fs::write(folder.path().join("config"), "[profile batch]\nretry_mode = turbo\n").unwrap();
+    let results = folder.path().join("out");
+    let out = retrylab().arg("run").arg(&scenario).arg("--out").arg(&results).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("config:2:1: [profile batch] retry_mode: \"turbo\" is not a retry mode"), "{stderr}");
+    assert!(stderr.contains("(imported by "), "{stderr}");
+    assert!(!results.exists());
+}

@@ -1,6 +1,7 @@
 //! Resilience4j, Polly, client-go and Spring.
 
 use super::{import, value};
+use crate::commands::check_runs;
 use crate::import::*;
 use std::time::Duration;
 

@@ -1,6 +1,7 @@
 //! Envoy, Istio and Linkerd.
 
 use super::{import, value};
+use crate::commands::check_runs;
 use crate::import::*;
 
 const ENVOY: &str = "\

@@ -1,4 +1,5 @@
 use super::*;
+use crate::commands::check_runs;
 
 mod libraries;
 mod mesh;

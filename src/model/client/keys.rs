@@ -203,3 +203,50 @@ pub(crate) const HEDGE_PERCENTILE: ParamSpec = ParamSpec::new(
     ParamDefault::Value(Value::Real(0.95)),
     "percentile hedging: wait for this percentile of the latencies the caller has seen so far",
 );
+
+/// `import`: a retry configuration file whose translation fills the client keys the scenario does not write (see
+/// src/scenario/imports.rs). Only its translation seeds the runs, so importing a file runs exactly what pasting
+/// `retrylab import`'s table runs.
+pub(crate) const IMPORT: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "import",
+    ParamKind::Text { syntax: IMPORT_SYNTAX },
+    ParamDefault::Unset,
+    "a real retry configuration (gRPC service config, Envoy route, AWS profile, …; see `retrylab import`) whose \
+     policy fills every client key the scenario does not write",
+)
+.measurement();
+
+/// How `import` is written.
+pub(crate) const IMPORT_SYNTAX: &str = "a path relative to the scenario's folder, with #ENTRY to pick a method, route, profile \
+     or instance: \"configs/service-config.json#shop.Cart/Checkout\"";
+
+/// `import_format`: the imported file's format, when it cannot be recognised from the file.
+pub(crate) const IMPORT_FORMAT: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "import_format",
+    ParamKind::Choice(crate::import::FORMAT_NAMES),
+    ParamDefault::Unset,
+    "the format of the `import` file (unset: recognised from the file)",
+)
+.measurement();
+
+/// `import_method`, `import_route`, `import_profile`, `import_instance`: which entry of the imported file to use,
+/// named as its format names them.
+pub(crate) const IMPORT_METHOD: ParamSpec =
+    import_entry("import_method", "the gRPC method (service/method) or Spring method of the `import` file to use");
+pub(crate) const IMPORT_ROUTE: ParamSpec =
+    import_entry("import_route", "the Envoy, Istio or Linkerd route of the `import` file to use");
+pub(crate) const IMPORT_PROFILE: ParamSpec =
+    import_entry("import_profile", "the AWS config profile of the `import` file to use");
+pub(crate) const IMPORT_INSTANCE: ParamSpec =
+    import_entry("import_instance", "the Resilience4j, Polly or client-go instance of the `import` file to use");
+
+/// Every key that says what to import, `import` first.
+pub(crate) const IMPORT_KEYS: &[&str] =
+    &["import", "import_format", "import_method", "import_route", "import_profile", "import_instance"];
+
+const fn import_entry(key: &'static str, help: &'static str) -> ParamSpec {
+    let kind = ParamKind::Text { syntax: "a name as the file writes it" };
+    ParamSpec::new(Section::Client, key, kind, ParamDefault::Unset, help).measurement()
+}

@@ -73,6 +73,12 @@ pub(crate) const PER_LAYER_KEYS: &[&str] = &[
     "jitter",
     "jitter_fraction",
     "steps",
+    "import",
+    "import_format",
+    "import_method",
+    "import_route",
+    "import_profile",
+    "import_instance",
 ];
 
 const PER_LAYER_AND_KNOB_KEYS: [&str; PER_LAYER_KEYS.len() + LimiterKind::KNOB_KEYS.len()] =
@@ -233,6 +239,12 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
     client::ALIGN,
     client::ALIGN_OFFSET,
     client::CLOCK_SKEW,
+    client::IMPORT,
+    client::IMPORT_FORMAT,
+    client::IMPORT_METHOD,
+    client::IMPORT_ROUTE,
+    client::IMPORT_PROFILE,
+    client::IMPORT_INSTANCE,
 ];
 
 /// Every parameter group, the limiters' knobs last.

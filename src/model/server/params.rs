@@ -219,4 +219,10 @@ pub(super) const CLIENT: &[ParamSpec] = &[
         ParamDefault::Value(Value::Choice("off")),
         "on: the server recognises repeats of a request and applies its side effect once",
     ),
+    client::IMPORT,
+    client::IMPORT_FORMAT,
+    client::IMPORT_METHOD,
+    client::IMPORT_ROUTE,
+    client::IMPORT_PROFILE,
+    client::IMPORT_INSTANCE,
 ];
