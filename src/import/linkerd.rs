@@ -91,12 +91,11 @@ fn annotated(annotations: &Node, imported: &mut Imported) -> Result<(), Problem>
             None => return Err(expected(node, "retry.linkerd.io/limit", "a quoted whole number of retries, like \"2\"")),
         },
     };
-    imported.set("strategy", "proportional-jitter", "Linkerd's backoff: 25ms doubling to 250ms, plus up to 100% random extra");
+    imported.set("strategy", "proportional-jitter-capped", "Linkerd's backoff: 25ms doubling, plus up to 100% random extra, capped at 250ms");
     imported.set("base", "25ms", "the policy controller's fixed minimum backoff");
     imported.set("cap", "250ms", "the policy controller's fixed maximum backoff");
     imported.set("multiplier", 2.0, "the backoff doubles");
     imported.set("jitter_fraction", 1.0, "jitter ratio 1.0");
-    imported.warn(None, "backoff", "Linkerd caps after the random extra (never above 250ms); the lab's proportional-jitter caps before it (up to 500ms)");
     imported.set("max_attempts", limit + 1, format!("retry.linkerd.io/limit {limit}: retries, so {} attempts", limit + 1));
     imported.warn(get("retry.linkerd.io/limit").map(|n| n.at), "retry.linkerd.io/limit", format!("counts retries, not attempts: {limit} retries are max_attempts = {}", limit + 1));
     let mut retry_on: Vec<String> = vec!["reset".to_owned()];

@@ -6,7 +6,8 @@
 //! `enableExponentialBackoff` waitDuration · m^(n−1) (m = `exponentialBackoffMultiplier`, 1.5 unset), capped by
 //! `exponentialMaxWaitDuration`; `enableRandomizedWait` spreads each wait uniformly over ±`randomizedWaitFactor`
 //! (0.5 unset) of itself. A uniform wait over [v(1 − f), v(1 + f)) is the lab's `proportional-jitter` from a base
-//! of v(1 − f) with q = 2f/(1 − f), exactly.
+//! of v(1 − f) with q = 2f/(1 − f), exactly; with a cap, which Resilience4j applies after the spread, it is
+//! `proportional-jitter-capped`.
 
 use std::time::Duration;
 
@@ -186,12 +187,14 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     let cap_from = max_wait.as_ref().map_or_else(|| "no cap: the longest wait the attempts reach".to_owned(), |(cap, field)| format!("{field} {cap:?}"));
     let wait_from = wait_node.as_ref().map_or_else(|| "waitDuration unset: 500ms".to_owned(), |(_, field)| format!("{field} {wait:?}"));
     if randomized {
-        imported.set("strategy", "proportional-jitter", "enableRandomizedWait: uniform over ±randomizedWaitFactor of each wait");
+        // Resilience4j spreads first and caps after: a wait past the cap is exactly the cap.
+        let (strategy, how) = match max_wait {
+            Some(_) => ("proportional-jitter-capped", "enableRandomizedWait: uniform over ±randomizedWaitFactor of each wait, then capped"),
+            None => ("proportional-jitter", "enableRandomizedWait: uniform over ±randomizedWaitFactor of each wait"),
+        };
+        imported.set("strategy", strategy, how);
         imported.set("base", lab_duration(wait.mul_f64(1.0 - f)), format!("{wait_from} × (1 − {f})"));
         imported.set("jitter_fraction", 2.0 * f / (1.0 - f), format!("2f/(1 − f) with randomizedWaitFactor f = {f}"));
-        if max_wait.is_some() {
-            imported.warn(None, "exponentialMaxWaitDuration", "Resilience4j caps after the random spread (a capped wait is exactly the cap); the lab spreads after the cap");
-        }
     } else {
         imported.set("strategy", if exponential { "exponential-from-base" } else { "constant" }, if exponential { "enableExponentialBackoff" } else { "fixed waits" });
         imported.set("base", lab_duration(wait), wait_from);

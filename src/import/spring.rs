@@ -195,9 +195,8 @@ fn spring_retry(annotation: &Annotation, imported: &mut Imported) -> Result<(), 
             imported.warn(None, "@Backoff.maxDelay", "not above delay, so Spring Retry caps the exponential waits at 30s");
         }
         if random {
-            imported.set("strategy", "proportional-jitter", "@Backoff random with a multiplier: each wait stretched by U(1, multiplier)");
+            imported.set("strategy", "proportional-jitter-capped", "@Backoff random with a multiplier: each wait stretched by U(1, multiplier), then capped");
             imported.set("jitter_fraction", m - 1.0, format!("multiplier − 1 = {}", m - 1.0));
-            imported.warn(None, "@Backoff.random", "Spring caps the stretched wait again at maxDelay; the lab stretches after the cap");
         } else {
             imported.set("strategy", "exponential-from-base", "@Backoff multiplier: delay · multiplier^(n−1), capped");
         }

@@ -21,6 +21,7 @@ mod memory;
 mod metastability;
 mod models_input;
 mod png_text;
+mod questions;
 mod queueing_theory;
 mod queues;
 mod refused_before_work;

@@ -256,3 +256,36 @@ fn spring_retryable_annotations_of_both_generations() {
         "{problem:?}"
     );
 }
+
+/// Where a library spreads the wait and then caps it, the translation caps after the spread too: past the cap
+/// every wait is exactly the cap, as in Resilience4j, Spring Retry's random back-off and Linkerd.
+#[test]
+fn a_spread_then_capped_wait_keeps_its_point_mass_at_the_cap() {
+    let r4j = RESILIENCE4J.replace("        baseConfig: slow\n", "        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 2\n        exponentialMaxWaitDuration: 1s\n        randomizedWaitFactor: 0.5\n");
+    let search = import(&resilience4j::FORMAT, &r4j, Some("search")).unwrap();
+    for (key, expected) in [
+        ("strategy", "\"proportional-jitter-capped\""),
+        ("base", "\"100ms\""),
+        ("jitter_fraction", "2.0"),
+        ("multiplier", "2.0"),
+        ("cap", "\"1s\""),
+    ] {
+        assert_eq!(value(&search, key).as_deref(), Some(expected), "{key}: {search:#?}");
+    }
+    assert!(
+        !search.warnings.iter().any(|w| w.field == "exponentialMaxWaitDuration"),
+        "exact now: {:#?}",
+        search.warnings
+    );
+    let random = SPRING.replace("multiplier = 2))", "multiplier = 2, maxDelay = 1000, random = true))");
+    let charge = import(&spring::FORMAT, &random, Some("charge")).unwrap();
+    for (key, expected) in
+        [("strategy", "\"proportional-jitter-capped\""), ("jitter_fraction", "1.0"), ("cap", "\"1s\"")]
+    {
+        assert_eq!(value(&charge, key).as_deref(), Some(expected), "{key}: {charge:#?}");
+    }
+    assert!(!charge.warnings.iter().any(|w| w.field == "@Backoff.random"), "{:#?}", charge.warnings);
+    for imported in [&search, &charge] {
+        check_runs(imported, "spread").unwrap();
+    }
+}

@@ -208,6 +208,16 @@ fn linkerd_annotations_and_profiles_become_their_policies() {
         assert_eq!(value(&books, key).as_deref(), Some(expected), "{key}: {books:#?}");
     }
     assert!(books.warnings.iter().any(|w| w.message.contains("\"0\" is read as unset")));
+    // 25 ms doubling plus up to 100% extra, capped at 250 ms after the extra: exactly the lab's strategy.
+    for (key, expected) in [
+        ("strategy", "\"proportional-jitter-capped\""),
+        ("base", "\"25ms\""),
+        ("cap", "\"250ms\""),
+        ("jitter_fraction", "1.0"),
+    ] {
+        assert_eq!(value(&books, key).as_deref(), Some(expected), "{key}: {books:#?}");
+    }
+    assert!(!books.warnings.iter().any(|w| w.field == "backoff"), "{:#?}", books.warnings);
     let authors = import(&linkerd::FORMAT, LINKERD, Some("authors.default.svc.cluster.local/GET /authors")).unwrap();
     for (key, expected) in [
         ("strategy", "\"none\""),

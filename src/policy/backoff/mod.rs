@@ -164,6 +164,7 @@ register_strategies! {
     full_jitter_whole_ms::FullJitterWholeMs => FullJitterWholeMs,
     geometric_steps::GeometricSteps => GeometricSteps,
     proportional_jitter::ProportionalJitter => ProportionalJitter,
+    proportional_jitter_capped::ProportionalJitterCapped => ProportionalJitterCapped,
     immediate_then_exponential::ImmediateThenExponential => ImmediateThenExponential,
     sidekiq::Sidekiq => Sidekiq,
 }

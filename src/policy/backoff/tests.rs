@@ -279,6 +279,36 @@ fn envoy_jitter_draws_below_2_to_the_n_minus_1_bases_and_caps_the_draw() {
 }
 
 #[test]
+fn proportional_jitter_capped_stretches_then_caps_so_the_jitter_is_lost_at_the_cap() {
+    // Linkerd's annotation backoff: 25 ms doubling, up to 100% extra, capped at 250 ms.
+    let params = BackoffParams { jitter_fraction: 1.0, ..BackoffParams::new(MS_25, MS_250, 2.0) };
+    for n in 1..=6_u32 {
+        let d = 25.0 * MS * 2f64.powi(n as i32 - 1);
+        let cap = params.cap_nanos();
+        let samples = draws_with(Strategy::ProportionalJitterCapped, &params, n, 40_000, 60 + u64::from(n));
+        assert!(samples.iter().all(|&x| x >= d.min(cap) && x <= cap.min(2.0 * d)), "n={n}");
+        // d·(1 + U) is uniform on [d, 2d): its mean capped at c is c when d ≥ c, else ∫ min(c, x) dx / d.
+        let expected = if d >= cap {
+            cap
+        } else if 2.0 * d <= cap {
+            1.5 * d
+        } else {
+            ((cap * cap - d * d) / 2.0 + cap * (2.0 * d - cap)) / d
+        };
+        assert_mean_near(&samples, expected, &format!("proportional-jitter-capped n={n}"));
+        let at_cap = samples.iter().filter(|&&x| x == cap).count();
+        assert_eq!(at_cap == samples.len(), d >= cap, "n={n}: every draw is the cap once d passes it");
+    }
+    // A huge exponent stretches to infinity and is capped, never wraps.
+    let late =
+        Strategy::ProportionalJitterCapped.delay(&params, 5_000, &mut BackoffMemory::default(), &mut test_rng(1));
+    assert_eq!(late.as_nanos_f64(), params.cap_nanos());
+}
+
+const MS_25: SimDuration = SimDuration::from_millis(25);
+const MS_250: SimDuration = SimDuration::from_millis(250);
+
+#[test]
 fn the_library_formulas_floor_jitter_and_cap_where_their_sources_do() {
     let ms = SimDuration::from_millis;
     let mut rng = test_rng(11);
