@@ -127,6 +127,10 @@ fn a_bad_file_is_reported_at_its_own_line_and_column_with_the_key_that_imported_
     let text = format!("{SERVER}[client]\nimport = \"x\"\n[sweep]\nimport = [{}]\n", many.join(", "));
     let error = load(&folder, &text, &[]).unwrap_err().to_string();
     assert!(error.contains("more than 256 different imports"), "{error}");
+    // Exactly the limit is allowed: the first file is then read (and missing).
+    let text = format!("{SERVER}[client]\nimport = \"x\"\n[sweep]\nimport = [{}]\n", many[1..].join(", "));
+    let error = load(&folder, &text, &[]).unwrap_err().to_string();
+    assert!(error.contains("client.import: cannot read") && error.contains("c1.json"), "{error}");
 }
 
 #[test]
@@ -154,6 +158,10 @@ fn a_layer_imports_its_own_policy_which_beats_the_model_wide_keys_but_not_its_ow
             .ends_with("; edge imports configs/envoy.yaml (envoy, route retry_policy)")
     );
     assert!(spec_for(&scenario, "placement", true).is_none(), "a model-wide key a layer table cannot set");
+    // A layer's bad import is located at that layer's key.
+    let missing = text.replace("configs/envoy.yaml", "configs/none.yaml");
+    let error = load(&folder, &missing, &[]).unwrap_err().to_string();
+    assert!(error.contains(":9:10: layer.edge.import: cannot read"), "{error}");
     assert!(spec_for(&scenario, "placement", false).is_some());
 }
 
