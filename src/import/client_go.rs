@@ -115,7 +115,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     imported.set("base", lab_duration(duration), format!("{} {duration:?}", field("Duration")));
     imported.set("multiplier", multiplier, format!("{} {factor}{}", field("Factor"), if factor == 0.0 { ": 0 means no growth" } else { "" }));
     imported.set("jitter_fraction", jitter, format!("{} {jitter}", field("Jitter")));
-    let longest = duration.mul_f64(multiplier.powi(i32::try_from((attempts - 2).clamp(0, 60)).unwrap_or(60)));
+    let longest = super::scaled(duration, multiplier.powi(i32::try_from((attempts - 2).clamp(0, 60)).unwrap_or(60)));
     if cap.is_zero() {
         imported.set("cap", lab_duration(longest.max(duration)), "no Cap: the longest sleep the steps reach");
     } else {
@@ -156,5 +156,5 @@ fn go_expression(text: &str) -> Option<Duration> {
             scale *= factor.trim_start_matches("time.Duration(").trim_end_matches(')').parse::<f64>().ok()?;
         }
     }
-    (units <= 1).then(|| product.mul_f64(scale))
+    (units <= 1).then(|| super::duration_from_secs(product.as_secs_f64() * scale)).flatten()
 }

@@ -255,7 +255,7 @@ pub(crate) fn proto_duration(node: &doc::Node, field: &str) -> Result<std::time:
     if !(0.0..=MAX_PROTO_SECONDS).contains(&seconds) {
         return Err(bad());
     }
-    Ok(std::time::Duration::from_secs_f64(seconds))
+    duration_from_secs(seconds).ok_or_else(|| too_long(Some(node.at), field, &shown(node)))
 }
 
 /// "expected WHAT, found VALUE", located at the value.
@@ -285,6 +285,33 @@ pub(crate) fn shown(node: &doc::Node) -> String {
         doc::Value::Bool(b) => b.to_string(),
         _ => node.kind().to_owned(),
     }
+}
+
+/// The longest sleep a scenario can hold: 2^64 − 1 ns, about 584 years.
+pub(crate) const LONGEST_SLEEP: std::time::Duration = std::time::Duration::from_nanos(u64::MAX);
+
+/// `secs` seconds as a duration; `None` for a negative or NaN number, or one past [`LONGEST_SLEEP`], where
+/// `Duration::from_secs_f64` would panic or the lab could not sleep that long.
+pub(crate) fn duration_from_secs(secs: f64) -> Option<std::time::Duration> {
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    std::time::Duration::try_from_secs_f64(secs).ok().filter(|duration| *duration <= LONGEST_SLEEP)
+}
+
+/// The problem of a duration a file gives that is longer than [`LONGEST_SLEEP`].
+pub(crate) fn too_long(at: Option<LineCol>, field: &str, found: &str) -> Problem {
+    Problem::new(at, field, format!("{found} is longer than the lab can sleep (2^64 ns, about 584 years)"))
+}
+
+/// `duration × factor` for a factor ≥ 0, saturating at [`LONGEST_SLEEP`] where `Duration::mul_f64` would panic
+/// (0 for a negative or NaN factor, which the callers have refused already).
+pub(crate) fn scaled(duration: std::time::Duration, factor: f64) -> std::time::Duration {
+    let secs = duration.as_secs_f64() * factor;
+    if secs.is_nan() || secs < 0.0 {
+        return std::time::Duration::ZERO;
+    }
+    std::time::Duration::try_from_secs_f64(secs).map_or(LONGEST_SLEEP, |product| product.min(LONGEST_SLEEP))
 }
 
 /// A duration as the lab's scenarios write one ("100ms", "1.5s").

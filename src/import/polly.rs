@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
-use super::{Format, expected, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
+use super::{Format, expected, Imported, Input, LONGEST_SLEEP, Problem, choose, known_keys, lab_duration, scaled, duration_from_secs, shown, too_long};
 
 pub(super) const FORMAT: Format = Format {
     name: "polly",
@@ -89,8 +89,13 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     let longest = match backoff {
         "Constant" => delay,
         "Linear" => delay * u32::try_from(retries.min(1000)).unwrap_or(1000),
-        _ => delay.mul_f64(2f64.powi(i32::try_from((retries - 1).clamp(0, 60)).unwrap_or(60))),
+        _ => scaled(delay, 2f64.powi(i32::try_from((retries - 1).clamp(0, 60)).unwrap_or(60))),
     };
+    // Past 2^64 ns (about 584 years) the lab has no duration; Polly's own sleep overflows there too and then waits
+    // TimeSpan.MaxValue, in effect for ever (App-vNext/Polly#1866), so the lab's longest sleep stands in for it.
+    if max_delay.is_none() && longest >= LONGEST_SLEEP {
+        imported.warn(None, &field("MaxDelay"), "unset, and the waits double without end: past 584 years (the longest the lab can sleep) Polly's delay overflows and it waits for ever (Polly#1866); the cap is 584 years, set MaxDelay to bound the waits");
+    }
     let cap = max_delay.unwrap_or(longest).max(delay);
     let cap_from = max_delay.map_or_else(|| "MaxDelay unset: the longest wait the retries reach".to_owned(), |max| format!("{} {max:?}", field("MaxDelay")));
     let delay_from = options.get("Delay").map_or_else(|| "Delay unset: 2s".to_owned(), |_| format!("{} {delay:?}", field("Delay")));
@@ -118,7 +123,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
             ("Constant", true) => {
                 // U[0.75 d, 1.25 d) is proportional jitter from 0.75 d with q = 2/3.
                 imported.set("strategy", "proportional-jitter", "Constant with jitter: uniform over ±25% of Delay");
-                imported.set("base", lab_duration(delay.mul_f64(0.75)), format!("{delay_from} × 0.75"));
+                imported.set("base", lab_duration(scaled(delay, 0.75)), format!("{delay_from} × 0.75"));
                 imported.set("jitter_fraction", 2.0 / 3.0, "±25% as a spread of 2/3 above 0.75 · Delay");
                 imported.set("multiplier", 1.0, "Constant");
             }
@@ -152,6 +157,9 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
 }
 
 /// A .NET TimeSpan as `TimeSpan.Parse` reads it: `[d.]hh:mm[:ss[.fff]]`, or a bare number of **days**.
+/// The most days a .NET TimeSpan holds (TimeSpan.MaxValue is 10,675,199 days and a few hours); .NET refuses more.
+const TIMESPAN_MAX_DAYS: u64 = 10_675_199;
+
 fn timespan(node: &Node, field: &str, imported: &mut Imported) -> Result<Duration, Problem> {
     let bad = || Problem::new(Some(node.at), field, format!("expected a TimeSpan like \"00:00:02\", found {}", shown(node)));
     let text = match &node.value {
@@ -160,24 +168,27 @@ fn timespan(node: &Node, field: &str, imported: &mut Imported) -> Result<Duratio
     };
     let (days, clock) = match text.split_once(':') {
         None => {
-            let days: u64 = text.parse().map_err(|_| bad())?;
+            let days: u64 = text.parse().ok().filter(|days| *days <= TIMESPAN_MAX_DAYS).ok_or_else(bad)?;
             imported.warn(Some(node.at), field, format!("{text:?} is {days} day(s): TimeSpan reads a bare number as days; write \"00:00:{text:0>2}\" for seconds"));
-            return Ok(Duration::from_secs(days * 86_400));
+            return duration_from_secs(days as f64 * 86_400.0).ok_or_else(|| too_long(Some(node.at), field, &shown(node)));
         }
         Some(_) => match text.split_once('.') {
-            Some((days, rest)) if !days.contains(':') => (days.parse::<u64>().map_err(|_| bad())?, rest),
+            Some((days, rest)) if !days.contains(':') => {
+                (days.parse::<u64>().ok().filter(|days| *days <= TIMESPAN_MAX_DAYS).ok_or_else(bad)?, rest)
+            }
             _ => (0, text),
         },
     };
     let parts: Vec<&str> = clock.split(':').collect();
     let number = |part: &str| part.parse::<f64>().ok().filter(|x| *x >= 0.0).ok_or_else(bad);
-    let (hours, minutes, seconds) = match parts.as_slice() {
+    let (hours, minutes, secs) = match parts.as_slice() {
         [h, m] => (number(h)?, number(m)?, 0.0),
         [h, m, s] => (number(h)?, number(m)?, number(s)?),
         _ => return Err(bad()),
     };
-    if hours >= 24.0 || minutes >= 60.0 || seconds >= 60.0 {
+    if hours >= 24.0 || minutes >= 60.0 || secs >= 60.0 {
         return Err(bad());
     }
-    Ok(Duration::from_secs_f64(days as f64 * 86_400.0 + hours * 3600.0 + minutes * 60.0 + seconds))
+    duration_from_secs(days as f64 * 86_400.0 + hours * 3600.0 + minutes * 60.0 + secs)
+        .ok_or_else(|| too_long(Some(node.at), field, &shown(node)))
 }

@@ -182,8 +182,8 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
         None => None,
     };
     // Without a cap the waits reach wait · m^(attempts − 2) at the last retry: that is the cap the lab needs.
-    let longest = wait.mul_f64(m.max(1.0).powi((attempts - 2).max(0) as i32));
-    let cap = max_wait.as_ref().map_or(longest, |(cap, _)| *cap).max(wait.mul_f64(1.0 - f));
+    let longest = super::scaled(wait, m.max(1.0).powi((attempts - 2).clamp(0, 60) as i32));
+    let cap = max_wait.as_ref().map_or(longest, |(cap, _)| *cap).max(super::scaled(wait, 1.0 - f));
     let cap_from = max_wait.as_ref().map_or_else(|| "no cap: the longest wait the attempts reach".to_owned(), |(cap, field)| format!("{field} {cap:?}"));
     let wait_from = wait_node.as_ref().map_or_else(|| "waitDuration unset: 500ms".to_owned(), |(_, field)| format!("{field} {wait:?}"));
     if randomized {
@@ -193,7 +193,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
             None => ("proportional-jitter", "enableRandomizedWait: uniform over ±randomizedWaitFactor of each wait"),
         };
         imported.set("strategy", strategy, how);
-        imported.set("base", lab_duration(wait.mul_f64(1.0 - f)), format!("{wait_from} × (1 − {f})"));
+        imported.set("base", lab_duration(super::scaled(wait, 1.0 - f)), format!("{wait_from} × (1 − {f})"));
         imported.set("jitter_fraction", 2.0 * f / (1.0 - f), format!("2f/(1 − f) with randomizedWaitFactor f = {f}"));
     } else {
         imported.set("strategy", if exponential { "exponential-from-base" } else { "constant" }, if exponential { "enableExponentialBackoff" } else { "fixed waits" });
@@ -220,7 +220,7 @@ fn spring_duration(node: &Node, field: &str) -> Result<Duration, Problem> {
     };
     if let Some(iso) = text.strip_prefix("PT").or_else(|| text.strip_prefix("pt")) {
         let seconds = iso.strip_suffix(['S', 's']).and_then(|n| n.parse::<f64>().ok()).filter(|s| *s >= 0.0).ok_or_else(bad)?;
-        return Ok(Duration::from_secs_f64(seconds));
+        return super::duration_from_secs(seconds).ok_or_else(|| super::too_long(Some(node.at), field, &shown(node)));
     }
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let amount: u64 = text[..split].parse().map_err(|_| bad())?;

@@ -138,6 +138,11 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     Ok(imported)
 }
 
+/// A number of milliseconds as a duration, refused past the lab's longest sleep.
+fn millis_duration(ms: f64, at: Option<LineCol>, field: &str) -> Result<Duration, Problem> {
+    super::duration_from_secs(ms / 1000.0).ok_or_else(|| super::too_long(at, field, &format!("{ms:e} ms")))
+}
+
 fn number(value: &str, at: LineCol, field: &str) -> Result<f64, Problem> {
     value
         .trim_end_matches(['L', 'l', 'D', 'd', 'F', 'f'])
@@ -183,14 +188,14 @@ fn spring_retry(annotation: &Annotation, imported: &mut Imported) -> Result<(), 
     let max_ms = millis("maxDelay")?.unwrap_or(0.0);
     let multiplier = millis("multiplier")?.unwrap_or(0.0);
     let random = get(&backoff, "random").is_some_and(|(_, v, _)| v == "true");
-    let delay = Duration::from_secs_f64(delay_ms / 1000.0);
+    let delay = millis_duration(delay_ms, get(&backoff, "delay").or_else(|| get(&backoff, "value")).map(|(_, _, at)| at), "@Backoff.delay")?;
     let from = format!("@Backoff delay {delay_ms} ms");
     if multiplier > 0.0 {
         let m = multiplier.max(1.0);
         if multiplier <= 1.0 {
             imported.warn(None, "@Backoff.multiplier", format!("{multiplier} is raised to 1: the waits stay fixed"));
         }
-        let cap = if max_ms > delay_ms { Duration::from_secs_f64(max_ms / 1000.0) } else { DEFAULT_MAX_INTERVAL };
+        let cap = if max_ms > delay_ms { millis_duration(max_ms, get(&backoff, "maxDelay").map(|(_, _, at)| at), "@Backoff.maxDelay")? } else { DEFAULT_MAX_INTERVAL };
         if max_ms <= delay_ms {
             imported.warn(None, "@Backoff.maxDelay", "not above delay, so Spring Retry caps the exponential waits at 30s");
         }
@@ -246,10 +251,10 @@ fn framework7(annotation: &Annotation, imported: &mut Imported) -> Result<(), Pr
         return Err(Problem::new(get("multiplier").map(|(_, _, at)| *at), "@Retryable.multiplier", "must be at least 1 (Spring refuses smaller)"));
     }
     let jitter_ms = read("jitter", 0.0)? * unit_ms;
-    let delay = Duration::from_secs_f64(delay_ms / 1000.0);
-    let longest = delay.mul_f64(multiplier.powi(i32::try_from((retries - 1).clamp(0, 60)).unwrap_or(60)));
+    let delay = millis_duration(delay_ms, get("delay").map(|(_, _, at)| *at), "@Retryable.delay")?;
+    let longest = super::scaled(delay, multiplier.powi(i32::try_from((retries - 1).clamp(0, 60)).unwrap_or(60)));
     let cap = match get("maxDelay") {
-        Some((_, v, at)) => Duration::from_secs_f64(number(v, *at, "@Retryable.maxDelay")? * unit_ms / 1000.0),
+        Some((_, v, at)) => millis_duration(number(v, *at, "@Retryable.maxDelay")? * unit_ms, Some(*at), "@Retryable.maxDelay")?,
         None => longest,
     };
     if jitter_ms > 0.0 && delay_ms > 0.0 {
@@ -264,7 +269,7 @@ fn framework7(annotation: &Annotation, imported: &mut Imported) -> Result<(), Pr
     imported.set("cap", lab_duration(cap.max(delay).max(Duration::from_millis(1))), get("maxDelay").map_or_else(|| "maxDelay unset: the longest wait reached".to_owned(), |(_, v, _)| format!("@Retryable.maxDelay {v}")));
     let timeout_ms = read("timeout", 0.0)? * unit_ms;
     if timeout_ms > 0.0 {
-        imported.set("deadline", lab_duration(Duration::from_secs_f64(timeout_ms / 1000.0)), "@Retryable.timeout: the whole call, waits included");
+        imported.set("deadline", lab_duration(millis_duration(timeout_ms, get("timeout").map(|(_, _, at)| *at), "@Retryable.timeout")?), "@Retryable.timeout: the whole call, waits included");
     }
     Ok(())
 }

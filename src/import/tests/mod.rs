@@ -1,6 +1,7 @@
 use super::*;
 use crate::commands::check_runs;
 
+mod extremes;
 mod libraries;
 mod mesh;
 
