@@ -293,9 +293,7 @@ pub(crate) const LONGEST_SLEEP: std::time::Duration = std::time::Duration::from_
 /// `secs` seconds as a duration; `None` for a negative or NaN number, or one past [`LONGEST_SLEEP`], where
 /// `Duration::from_secs_f64` would panic or the lab could not sleep that long.
 pub(crate) fn duration_from_secs(secs: f64) -> Option<std::time::Duration> {
-    if secs.is_nan() || secs < 0.0 {
-        return None;
-    }
+    // try_from_secs_f64 refuses negative and NaN numbers itself.
     std::time::Duration::try_from_secs_f64(secs).ok().filter(|duration| *duration <= LONGEST_SLEEP)
 }
 
@@ -308,7 +306,7 @@ pub(crate) fn too_long(at: Option<LineCol>, field: &str, found: &str) -> Problem
 /// (0 for a negative or NaN factor, which the callers have refused already).
 pub(crate) fn scaled(duration: std::time::Duration, factor: f64) -> std::time::Duration {
     let secs = duration.as_secs_f64() * factor;
-    if secs.is_nan() || secs < 0.0 {
+    if secs.is_nan() || secs.is_sign_negative() {
         return std::time::Duration::ZERO;
     }
     std::time::Duration::try_from_secs_f64(secs).map_or(LONGEST_SLEEP, |product| product.min(LONGEST_SLEEP))

@@ -26,6 +26,7 @@ fn seconds_and_products_stop_at_the_longest_sleep() {
     assert_eq!(scaled(Duration::from_secs(1), 1e300), LONGEST_SLEEP);
     assert_eq!(scaled(Duration::from_secs(1), f64::INFINITY), LONGEST_SLEEP);
     assert_eq!(scaled(Duration::from_secs(1), -1.0), Duration::ZERO);
+    assert_eq!(scaled(Duration::from_secs(1), f64::NAN), Duration::ZERO);
 }
 
 #[test]
