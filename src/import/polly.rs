@@ -156,10 +156,10 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     Ok(imported)
 }
 
-/// A .NET TimeSpan as `TimeSpan.Parse` reads it: `[d.]hh:mm[:ss[.fff]]`, or a bare number of **days**.
 /// The most days a .NET TimeSpan holds (TimeSpan.MaxValue is 10,675,199 days and a few hours); .NET refuses more.
 const TIMESPAN_MAX_DAYS: u64 = 10_675_199;
 
+/// A .NET TimeSpan as `TimeSpan.Parse` reads it: `[d.]hh:mm[:ss[.fff]]`, or a bare number of **days**.
 fn timespan(node: &Node, field: &str, imported: &mut Imported) -> Result<Duration, Problem> {
     let bad = || Problem::new(Some(node.at), field, format!("expected a TimeSpan like \"00:00:02\", found {}", shown(node)));
     let text = match &node.value {
