@@ -16,11 +16,12 @@ pub(super) const FORMAT: Format = Format {
     translate,
 };
 
-/// Each mode as the lab's preset, with why.
-const MODES: &[(&str, &str, &str)] = &[
-    ("standard", "aws-sdk-standard", "standard mode as the SDKs reference guide gives it"),
-    ("adaptive", "aws-sdk-adaptive", "adaptive mode: standard plus the client-side rate limiter"),
-    ("legacy", "botocore-legacy", "legacy mode as botocore runs it (each SDK had its own)"),
+/// Each mode as the lab's preset, with why, and the presets of the SDKs that since 2026 run it from a 50 ms base
+/// (botocore 1.44.8 and @smithy/util-retry 4.6.2, checked against both by scripts/real-clients and real-imports).
+const MODES: &[(&str, &str, &str, &str)] = &[
+    ("standard", "aws-sdk-standard", "standard mode as the SDKs reference guide gives it", "\"botocore-standard\" or \"aws-sdk-js-v3\""),
+    ("adaptive", "aws-sdk-adaptive", "adaptive mode: standard plus the client-side rate limiter", "\"botocore-adaptive\""),
+    ("legacy", "botocore-legacy", "legacy mode as botocore runs it (each SDK had its own)", ""),
 ];
 /// The most attempts a profile may ask for: beyond this the lab's sweep would be a typo's, not a policy's.
 const MAX_ATTEMPTS_LIMIT: i64 = 1000;
@@ -99,8 +100,8 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     let find = |key: &str| section.keys.iter().find(|(k, _, _)| k == key);
     let (mode, mode_from) = match find("retry_mode") {
         Some((_, value, at)) => {
-            let Some(mode) = MODES.iter().find(|(name, _, _)| name == value) else {
-                let valid: Vec<&str> = MODES.iter().map(|(name, _, _)| *name).collect();
+            let Some(mode) = MODES.iter().find(|(name, ..)| name == value) else {
+                let valid: Vec<&str> = MODES.iter().map(|(name, ..)| *name).collect();
                 let message = format!("{value:?} is not a retry mode; valid: {}", valid.join(", "));
                 return Err(Problem::new(Some(*at), &field("retry_mode"), message));
             };
@@ -117,13 +118,13 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
         }
     };
     imported.set("strategy", mode.1, format!("{mode_from}: {}", mode.2));
-    if mode.0 != "legacy" {
-        imported.warn(
-            None,
-            &field("retry_mode"),
+    if !mode.3.is_empty() {
+        let message = format!(
             "since 2026 botocore and the JavaScript SDK retry from a 50 ms base with a dearer quota; for them use \
-             strategy = \"botocore-standard\" or \"aws-sdk-js-v3\" (docs/strategies.md)",
+             strategy = {} (docs/strategies.md)",
+            mode.3
         );
+        imported.warn(None, &field("retry_mode"), &message);
     }
     if let Some((_, value, at)) = find("max_attempts") {
         let attempts: i64 = value.parse().map_err(|_| {

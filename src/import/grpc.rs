@@ -10,6 +10,7 @@
 
 use super::doc::{Node, Value};
 use super::{Format, expected, seconds, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
+use std::time::Duration;
 
 pub(super) const FORMAT: Format = Format {
     name: "grpc",
@@ -193,6 +194,33 @@ fn lookup<'e>(entries: &'e [(String, (usize, &'e Node))], wanted: &str) -> Optio
     has(wanted).or_else(|| has(&format!("{service}/*"))).or_else(|| has("*"))
 }
 
+/// The C core keeps durations in whole milliseconds, truncating (src/core/util/time.h): a backoff under 1 ms reads
+/// as 0 and the service config is refused; a wait min(cap, b_n) · U(0.8, 1.2) that truncates to 0 ms is never sent,
+/// so the call hangs until its deadline (grpcio 1.85.3, both measured by scripts/real-imports).
+fn whole_milliseconds(policy: &Node, field: &str, base: Duration, cap: Duration, imported: &mut Imported) {
+    const MILLISECOND: Duration = Duration::from_millis(1);
+    for (key, value) in [("initialBackoff", base), ("maxBackoff", cap)] {
+        if value < MILLISECOND {
+            imported.warn(
+                policy.get(key).map(|node| node.at),
+                &format!("{field}.{key}"),
+                "under 1 ms: the C core (grpcio) keeps whole milliseconds, reads 0 and refuses the whole service \
+                 config, so every call on the channel fails; grpc-go takes it",
+            );
+            return;
+        }
+    }
+    let shortest = base.min(cap);
+    if shortest * 4 < MILLISECOND * 5 {
+        let message = format!(
+            "a wait can be as short as 0.8 × {} < 1 ms: the C core (grpcio 1.85.3) truncates waits to whole \
+             milliseconds and never sends a retry whose wait truncates to 0, so that call hangs until its deadline",
+            seconds(shortest)
+        );
+        imported.warn(None, field, message);
+    }
+}
+
 fn retry_policy(
     policy: &Node,
     field: &str,
@@ -225,6 +253,7 @@ fn retry_policy(
     }
     let base = positive_duration(required("initialBackoff")?, &format!("{field}.initialBackoff"), imported)?;
     let cap = positive_duration(required("maxBackoff")?, &format!("{field}.maxBackoff"), imported)?;
+    whole_milliseconds(policy, field, base, cap, imported);
     imported.set("base", lab_duration(base), format!("{field}.initialBackoff {}", seconds(base)));
     imported.set("cap", lab_duration(cap), format!("{field}.maxBackoff {}", seconds(cap)));
     if cap < base {

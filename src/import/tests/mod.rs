@@ -98,6 +98,32 @@ fn grpc_implementations_differences_are_warned_about() {
 }
 
 #[test]
+fn grpcio_whole_milliseconds_are_warned_about() {
+    let refused = "under 1 ms: the C core (grpcio) keeps whole milliseconds, reads 0 and refuses";
+    let stalls = "< 1 ms: the C core (grpcio 1.85.3) truncates waits to whole milliseconds";
+    for (initial, max, expected) in [
+        ("0.0005s", "1.5s", Some(format!("initialBackoff (line 7): {refused}"))),
+        ("0.1s", "0.0009s", Some(format!("maxBackoff (line 8): {refused}"))),
+        ("0.001s", "1.5s", Some(format!("retryPolicy: a wait can be as short as 0.8 × \"0.001s\" {stalls}"))),
+        ("0.1s", "0.00124s", Some(format!("0.8 × \"0.00124s\" {stalls}"))),
+        ("0.00125s", "1.5s", None),
+        ("0.1s", "0.00125s", None),
+    ] {
+        let text = GRPC.replace("\"0.1s\"", &format!("\"{initial}\"")).replace("\"1.5s\"", &format!("\"{max}\""));
+        let imported = import(&grpc::FORMAT, &text, Some("helloworld.Greeter/SayHello")).unwrap();
+        let warnings: Vec<String> = imported.warnings.iter().map(describe).collect();
+        let milliseconds: Vec<&String> =
+            warnings.iter().filter(|w| w.contains(refused) || w.contains(stalls)).collect();
+        match expected {
+            Some(text) => {
+                assert!(milliseconds.len() == 1 && milliseconds[0].contains(&text), "{initial} {max}: {warnings:#?}")
+            }
+            None => assert!(milliseconds.is_empty(), "{initial} {max}: {warnings:#?}"),
+        }
+    }
+}
+
+#[test]
 fn grpc_finds_a_method_as_grpc_does_and_lists_the_entries_otherwise() {
     // Another method of the service falls back to the service-wide config: no retry policy, one attempt.
     let service = import(&grpc::FORMAT, GRPC, Some("helloworld.Greeter/SayGoodbye")).unwrap();
@@ -185,7 +211,7 @@ fn an_aws_profile_becomes_the_preset_of_its_mode() {
     let default = import(&aws_config::FORMAT, AWS, Some("default")).unwrap();
     assert_eq!(value(&default, "strategy").as_deref(), Some("\"aws-sdk-adaptive\""));
     assert_eq!(value(&default, "max_attempts").as_deref(), Some("5"));
-    assert!(default.warnings.iter().any(|warning| warning.message.contains("botocore-standard")));
+    assert!(default.warnings.iter().any(|warning| warning.message.contains("use strategy = \"botocore-adaptive\"")));
     let batch = import(&aws_config::FORMAT, AWS, Some("batch")).unwrap();
     assert_eq!(value(&batch, "strategy").as_deref(), Some("\"botocore-legacy\""));
     assert_eq!(value(&batch, "max_attempts"), None, "the preset's own attempts");
@@ -194,6 +220,9 @@ fn an_aws_profile_becomes_the_preset_of_its_mode() {
     let unset = import(&aws_config::FORMAT, "[profile x]\nmax_attempts = 2\n", None).unwrap();
     assert_eq!(value(&unset, "strategy").as_deref(), Some("\"aws-sdk-standard\""));
     assert!(unset.warnings.iter().any(|warning| warning.message.starts_with("unset: each SDK picks")));
+    let pointer = "use strategy = \"botocore-standard\" or \"aws-sdk-js-v3\"";
+    assert!(unset.warnings.iter().any(|warning| warning.message.contains(pointer)), "{:?}", unset.warnings);
+    assert!(batch.warnings.iter().all(|warning| !warning.message.contains("50 ms base")), "legacy is botocore's own");
 }
 
 #[test]
