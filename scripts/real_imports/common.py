@@ -1,0 +1,88 @@
+"""What the import checks share: `retrylab import` and `retrylab delays` run as commands, and the verdict lines.
+
+The distribution test is scripts/real_clients/compare.py's two-sample Kolmogorov-Smirnov (alpha = 0.001), imported
+from there rather than written twice.
+"""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+import shlex
+import subprocess
+import sys
+import tomllib
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "real_clients"))
+from compare import ks_statistic, ks_threshold, parse_raw  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+# The keys of an imported [client] table that `retrylab delays --set` takes (its --help lists them).
+DELAY_KEYS = ("base", "cap", "multiplier", "max_attempts", "floor", "jitter", "jitter_fraction", "steps",
+              "throttling_base")
+LAB_SAMPLES = 20000
+LAB_SEED = 1
+
+
+class Report:
+    """PASS/FAIL lines, one per comparison, and their tally."""
+
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, case: str, what: str, ok: bool, detail: str) -> bool:
+        print(f"{'PASS' if ok else 'FAIL'}  {case:<24}  {what:<12}  {detail}", flush=True)
+        self.passed += ok
+        self.failed += not ok
+        return ok
+
+    def compare_distribution(self, case: str, what: str, measured: list[float], predicted: list[float]) -> bool:
+        if not measured or not predicted:
+            return self.check(case, what, False, f"{len(measured)} measured and {len(predicted)} predicted values")
+        d = ks_statistic(measured, predicted)
+        threshold = ks_threshold(len(measured), len(predicted))
+        mean_measured = sum(measured) / len(measured)
+        mean_predicted = sum(predicted) / len(predicted)
+        detail = (f"KS D={d:.4f} threshold={threshold:.4f} (n={len(measured)}); mean {mean_measured:.2f} ms, "
+                  f"retrylab {mean_predicted:.2f} ms")
+        return self.check(case, what, d <= threshold, detail)
+
+
+def read_cases(library: str, only: list[str]) -> list[dict]:
+    with open(ROOT / "scripts/real_imports/cases.csv", newline="") as f:
+        rows = [row for row in csv.DictReader(f) if row["library"] == library]
+    for row in rows:
+        row["calls"] = int(row["calls"])
+    return [row for row in rows if not only or row["case"] in only]
+
+
+class Retrylab:
+    """The retrylab command line, run as a user would run it."""
+
+    def __init__(self, command: str) -> None:
+        self.command = shlex.split(command)
+
+    def _run(self, args: list[str]) -> subprocess.CompletedProcess:
+        done = subprocess.run(self.command + args, capture_output=True, text=True, cwd=ROOT)
+        if done.returncode != 0:
+            tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+            raise RuntimeError(f"`retrylab {shlex.join(args)}` exited {done.returncode}: {tail}")
+        return done
+
+    def import_client(self, config: str, entry_flag: str, entry: str) -> tuple[dict, list[str]]:
+        """The [client] table `retrylab import` prints for the file, and its warnings (stderr lines)."""
+        args = ["import", config] + ([entry_flag, entry] if entry else [])
+        done = self._run(args)
+        return tomllib.loads(done.stdout)["client"], done.stderr.strip().splitlines()
+
+    def delays(self, strategy: str, client: dict, retries: int | None = None) -> dict[int, list[float]]:
+        """`retrylab delays STRATEGY --set ... --raw` for the imported keys it takes: sleeps in ms by retry index.
+        Without `retries`, every retry the policy's max_attempts allows (so the count tells the attempts)."""
+        args = ["delays", strategy, "--raw", "--seed", str(LAB_SEED), "--samples", str(LAB_SAMPLES)]
+        for key in DELAY_KEYS:
+            if key in client:
+                args += ["--set", f"{key}={client[key]}"]
+        if retries is not None:
+            args += ["--retries", str(retries)]
+        return parse_raw(self._run(args).stdout)
