@@ -118,6 +118,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     let longest = super::scaled(duration, multiplier.powi(i32::try_from((attempts - 2).clamp(0, 60)).unwrap_or(60)));
     if cap.is_zero() {
         imported.set("cap", lab_duration(longest.max(duration)), "no Cap: the longest sleep the steps reach");
+        super::warn_if_capped_at_longest(&mut imported, longest, &field("Cap"));
     } else {
         imported.set("cap", lab_duration(cap.max(duration)), format!("{} {cap:?}", field("Cap")));
         if longest > cap {

@@ -312,6 +312,19 @@ pub(crate) fn scaled(duration: std::time::Duration, factor: f64) -> std::time::D
     std::time::Duration::try_from_secs_f64(secs).map_or(LONGEST_SLEEP, |product| product.min(LONGEST_SLEEP))
 }
 
+/// Warns, at the cap field a file left unset, when the waits grow past [`LONGEST_SLEEP`] before the attempts run
+/// out, so the cap the translation writes is the lab's limit rather than anything the library reaches.
+pub(crate) fn warn_if_capped_at_longest(imported: &mut Imported, longest: std::time::Duration, cap_field: &str) {
+    if longest >= LONGEST_SLEEP {
+        imported.warn(
+            None,
+            cap_field,
+            "unset, and the waits grow past 584 years (the longest the lab can sleep) before the attempts run out: \
+             the translation caps them there; set a cap to bound the waits",
+        );
+    }
+}
+
 /// A duration as the lab's scenarios write one ("100ms", "1.5s").
 pub(crate) fn lab_duration(duration: std::time::Duration) -> String {
     let nanos = duration.as_nanos();

@@ -183,6 +183,9 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     };
     // Without a cap the waits reach wait · m^(attempts − 2) at the last retry: that is the cap the lab needs.
     let longest = super::scaled(wait, m.max(1.0).powi((attempts - 2).clamp(0, 60) as i32));
+    if max_wait.is_none() {
+        super::warn_if_capped_at_longest(&mut imported, longest, &format!("instances.{name}.exponentialMaxWaitDuration"));
+    }
     let cap = max_wait.as_ref().map_or(longest, |(cap, _)| *cap).max(super::scaled(wait, 1.0 - f));
     let cap_from = max_wait.as_ref().map_or_else(|| "no cap: the longest wait the attempts reach".to_owned(), |(cap, field)| format!("{field} {cap:?}"));
     let wait_from = wait_node.as_ref().map_or_else(|| "waitDuration unset: 500ms".to_owned(), |(_, field)| format!("{field} {wait:?}"));

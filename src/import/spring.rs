@@ -255,7 +255,10 @@ fn framework7(annotation: &Annotation, imported: &mut Imported) -> Result<(), Pr
     let longest = super::scaled(delay, multiplier.powi(i32::try_from((retries - 1).clamp(0, 60)).unwrap_or(60)));
     let cap = match get("maxDelay") {
         Some((_, v, at)) => millis_duration(number(v, *at, "@Retryable.maxDelay")? * unit_ms, Some(*at), "@Retryable.maxDelay")?,
-        None => longest,
+        None => {
+            super::warn_if_capped_at_longest(imported, longest, "@Retryable.maxDelay");
+            longest
+        }
     };
     if jitter_ms > 0.0 && delay_ms > 0.0 {
         imported.set("strategy", "proportional-jitter", "delay · multiplier^(n−1) with jitter, never below delay");

@@ -90,10 +90,20 @@ fn waits_that_grow_past_the_longest_sleep_are_capped_there() {
     let r4j = "resilience4j:\n  retry:\n    instances:\n      a:\n        maxAttempts: 100\n        waitDuration: 10s\n        enableExponentialBackoff: true\n        exponentialBackoffMultiplier: 1000\n";
     let go = "package x\nvar b = wait.Backoff{Duration: 10 * time.Second, Factor: 1000, Steps: 100}\n";
     let spring7 = "import org.springframework.resilience.annotation.Retryable;\nclass A {\n  @Retryable(maxRetries = 100, delay = 10000, multiplier = 1000)\n  void call() {}\n}\n";
-    for (format, text) in [(&resilience4j::FORMAT, r4j), (&client_go::FORMAT, go), (&spring::FORMAT, spring7)] {
+    let capped = "waits grow past 584 years (the longest the lab can sleep) before the attempts run out";
+    for (format, text, cap_field) in [
+        (&resilience4j::FORMAT, r4j, "exponentialMaxWaitDuration"),
+        (&client_go::FORMAT, go, "b.Cap"),
+        (&spring::FORMAT, spring7, "@Retryable.maxDelay"),
+    ] {
         let imported = import(format, text, None).unwrap();
         assert_eq!(value(&imported, "base").as_deref(), Some("\"10s\""), "{imported:#?}");
         assert_eq!(value(&imported, "cap").as_deref(), Some(LONGEST), "{imported:#?}");
+        let warned: Vec<_> = imported.warnings.iter().filter(|w| w.message.contains(capped)).collect();
+        assert!(warned.len() == 1 && warned[0].field.ends_with(cap_field), "{imported:#?}");
         check_runs(&imported, format.name).unwrap();
+        // Ten attempts doubling from 10 s stay well inside 584 years: the cap is what the library reaches, unsaid.
+        let few = import(format, &text.replace("1000", "2").replace("100", "10"), None).unwrap();
+        assert!(few.warnings.iter().all(|w| !w.message.contains(capped)), "{few:#?}");
     }
 }
