@@ -18,6 +18,7 @@
 
 mod clocks;
 mod config;
+mod decide;
 mod footprint;
 #[cfg(test)]
 mod limiter_tests;

@@ -8,6 +8,7 @@ use rand::RngExt;
 
 use super::clocks::Clocks;
 use super::config::{MAX_RETRY_AFTER, ServerConfig};
+use super::decide::{self, Failure, Next};
 use super::outcome::Outcome;
 use super::params::OnTimeout;
 use super::request::{ExtrasTable, Request, keeps_extras};
@@ -18,8 +19,8 @@ use crate::metrics::{Phase, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
 use crate::model::{RunOutput, RunSettings};
-use crate::policy::limiters::{Admission, Failed, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
-use crate::policy::{FailureKind, GiveUpReason, RetryDecision, TokenBucket};
+use crate::policy::limiters::{Admission, Limiter, Outcome as CallOutcome, Permit, RetryLimiter};
+use crate::policy::{FailureKind, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, ThinkDraws};
 
@@ -373,11 +374,6 @@ impl<'a> ServerRun<'a> {
         outcome
     }
 
-    /// Whether the clients retry a failed answer: a full queue's 503 is `rejected` as well as a 503.
-    fn retried(&self, outcome: Outcome) -> bool {
-        (outcome == Outcome::Overloaded && self.config.retry_on.rejected) || self.config.retry_on.retries(outcome.response())
-    }
-
     /// The attempt in flight of `slot` failed with a retryable `outcome`: report it, then retry or give up.
     fn attempt_failed(
         &mut self,
@@ -394,41 +390,30 @@ impl<'a> ServerRun<'a> {
         self.retry_or_give_up(slot, failure, timed_out, scheduler);
     }
 
-    /// After a failed attempt (`failed_attempts` already counts it): ask the retry policy, then the limiter.
+    /// After a failed attempt (`failed_attempts` already counts it): decide.rs's protocol, then act on it.
     fn retry_or_give_up(
         &mut self,
         slot: u32,
-        failure: (FailureKind, Option<SimDuration>),
+        kind: (FailureKind, Option<SimDuration>),
         timed_out: bool,
         scheduler: &mut Scheduler<ServerEvent>,
     ) {
         let now = scheduler.now();
+        let instances = self.retry_limiters.len();
         let request = &mut self.requests[slot as usize];
         let elapsed = now - request.sent_at;
-        let mut decision = if timed_out && !self.config.retry_on.timeout {
-            RetryDecision::GiveUp(GiveUpReason::NotRetried)
-        } else {
-            let decision = self.config.retry.after_failure(
-                request.failed_attempts,
-                elapsed,
-                failure,
-                &mut request.memory,
-                &mut self.streams.jitter,
-            );
-            self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &self.extras.clock(slot))
+        let failure = Failure { failed_attempts: request.failed_attempts, now, elapsed, kind, timed_out };
+        let clock = self.extras.clock(slot);
+        let align = |decision| self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &clock);
+        let limiter = match instances {
+            0 => None,
+            count => self.retry_limiters.get_mut(request.client as usize % count),
         };
-        if let (RetryDecision::RetryAfter(_), Some(limiter)) = (decision, self.limiter_of(slot)) {
-            match limiter.acquire_retry(now, Failed::of(timed_out, failure.0 == FailureKind::Throttling)) {
-                Some(permit) => self.extras.set_permit(slot, permit),
-                None => {
-                    self.tally.counts.refused += 1;
-                    decision = RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
+        match decide::after_failure(self.config, &failure, &mut request.memory, &mut self.streams.jitter, align, limiter) {
+            Next::Retry { sleep, permit } => {
+                if let Some(permit) = permit {
+                    self.extras.set_permit(slot, permit);
                 }
-            }
-        }
-        match decision {
-            RetryDecision::RetryAfter(sleep) => {
-                let sleep = self.permit(slot).map_or(sleep, |permit| permit.sleep(now, sleep));
                 self.extras.set_slept(slot, sleep);
                 if self.sends_at_decision {
                     self.dispatch(slot, now + sleep, scheduler)
@@ -436,7 +421,8 @@ impl<'a> ServerRun<'a> {
                     scheduler.schedule_in(sleep, ServerEvent::RetryDue { slot })
                 }
             }
-            RetryDecision::GiveUp(_) => {
+            Next::GiveUp { refused } => {
+                self.tally.counts.refused += u64::from(refused);
                 self.tally.counts.gave_up += 1;
                 self.tally.phases.ended(self.requests[slot as usize].phase, None);
                 self.close_request(slot, scheduler);
@@ -642,7 +628,7 @@ impl Model for ServerRun<'_> {
                 if outcome == Outcome::Success {
                     self.record_outcome(slot, CallOutcome::success, now);
                     self.succeed(slot, scheduler);
-                } else if self.retried(outcome) {
+                } else if decide::retried(self.config, outcome) {
                     let hint = (retry_after_us > 0).then(|| SimDuration::from_micros(u64::from(retry_after_us)));
                     let (kind, failure) = if outcome == Outcome::Throttled {
                         (FailureKind::Throttling, CallOutcome::throttled as fn(_) -> _)
