@@ -118,6 +118,11 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
         }
     };
     imported.set("strategy", mode.1, format!("{mode_from}: {}", mode.2));
+    if mode.0 != "legacy" {
+        // botocore 1.44.8 builds the quota (and adaptive mode's rate limiter) in register_retry_handler(client),
+        // once per client object (retries/standard.py, adaptive.py); the SDKs reference guide keeps it per client.
+        imported.set("limiter_scope", "client", "the SDKs keep the retry quota per client object: one per client");
+    }
     if !mode.3.is_empty() {
         let message = format!(
             "since 2026 botocore and the JavaScript SDK retry from a 50 ms base with a dearer quota; for them use \

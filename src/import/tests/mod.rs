@@ -215,6 +215,8 @@ fn an_aws_profile_becomes_the_preset_of_its_mode() {
     let batch = import(&aws_config::FORMAT, AWS, Some("batch")).unwrap();
     assert_eq!(value(&batch, "strategy").as_deref(), Some("\"botocore-legacy\""));
     assert_eq!(value(&batch, "max_attempts"), None, "the preset's own attempts");
+    assert_eq!(value(&default, "limiter_scope").as_deref(), Some("\"client\""), "a quota per client object");
+    assert_eq!(value(&batch, "limiter_scope"), None, "legacy mode keeps no quota");
     let problem = import(&aws_config::FORMAT, AWS, None).unwrap_err();
     assert!(problem.message.contains("2 profiles; choose one with --profile NAME"), "{problem:?}");
     let unset = import(&aws_config::FORMAT, "[profile x]\nmax_attempts = 2\n", None).unwrap();
