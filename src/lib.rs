@@ -110,6 +110,7 @@ mod error;
 pub mod import;
 pub mod interrupt;
 pub mod lab;
+pub(crate) mod loopback;
 pub(crate) mod metrics;
 pub mod model;
 pub mod params;

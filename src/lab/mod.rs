@@ -29,6 +29,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 use crate::Error;
+use crate::loopback::{self, Refusal, allowed_hosts, host_of};
 use api::{ApiError, Lab};
 use catalog::Catalog;
 
@@ -143,45 +144,20 @@ async fn results_file(State(lab): State<Arc<Lab>>, Path((folder, file)): Path<(S
     }
 }
 
-/// `host:port` as a browser writes it in Host (IPv6 in brackets).
-fn host_of(address: SocketAddr) -> String {
-    match address.ip() {
-        IpAddr::V6(ip) => format!("[{ip}]:{}", address.port()),
-        IpAddr::V4(ip) => format!("{ip}:{}", address.port()),
-    }
-}
-
-/// The Host values that name this server: its address, and `localhost` when it listens on loopback.
-fn allowed_hosts(bound: SocketAddr) -> Vec<String> {
-    let mut hosts = vec![host_of(bound)];
-    if bound.ip().is_loopback() {
-        hosts.push(format!("localhost:{}", bound.port()));
-    }
-    hosts
-}
-
 /// Refuses a request whose Host is not this server's (421) or whose Origin, when present, is another site's (403):
-/// a page on another site, or a DNS name rebound to this machine, cannot drive the lab.
+/// a page on another site, or a DNS name rebound to this machine, cannot drive the lab (see [`loopback`]).
 async fn same_origin(
     State(hosts): State<Arc<Vec<String>>>,
     headers: HeaderMap,
     request: Request,
     next: Next,
 ) -> Response {
-    let host = headers.get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or("");
-    if !hosts.iter().any(|allowed| allowed.eq_ignore_ascii_case(host)) {
-        let message = format!("Host {host:?} is not this server ({}): open the lab by its own address", hosts[0]);
-        return ApiError::new(StatusCode::MISDIRECTED_REQUEST, message).into_response();
+    let text = |name| headers.get(name).map(|value: &header::HeaderValue| value.to_str().unwrap_or(""));
+    match loopback::check_host_origin(text(header::HOST), text(header::ORIGIN), &hosts) {
+        Ok(()) => next.run(request).await,
+        Err(Refusal::ForeignHost(message)) => ApiError::new(StatusCode::MISDIRECTED_REQUEST, message).into_response(),
+        Err(Refusal::ForeignOrigin(message)) => ApiError::new(StatusCode::FORBIDDEN, message).into_response(),
     }
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let origin = origin.to_str().unwrap_or("");
-        let own = hosts.iter().any(|allowed| origin.eq_ignore_ascii_case(&format!("http://{allowed}")));
-        if !own {
-            let message = format!("Origin {origin:?} is another site: the lab answers only its own page");
-            return ApiError::new(StatusCode::FORBIDDEN, message).into_response();
-        }
-    }
-    next.run(request).await
 }
 
 /// Resolves once a signal has asked the process to stop, after stopping every run in progress.
