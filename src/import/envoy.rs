@@ -152,11 +152,7 @@ fn retry_policy(policy: &Node, action: Option<&Node>, imported: &mut Imported) -
         retries + 1,
         format!("retry_policy.num_retries = {retries}: retries after the first try, so {} attempts", retries + 1),
     );
-    imported.warn(
-        policy.get("num_retries").map(|node| node.at),
-        "retry_policy.num_retries",
-        format!("counts retries, not attempts: {retries} retries are max_attempts = {}", retries + 1),
-    );
+    super::counts_retries(imported, policy.get("num_retries").map(|node| node.at), "retry_policy.num_retries", retries);
     let (base, cap) = backoff(policy.get("retry_back_off"), imported)?;
     imported.set("base", lab_duration(base), format!("retry_back_off.base_interval {}", seconds(base)));
     imported.set("cap", lab_duration(cap), format!("retry_back_off.max_interval {}", seconds(cap)));

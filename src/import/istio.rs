@@ -107,7 +107,7 @@ fn retries(block: Option<&Node>, imported: &mut Imported) -> Result<Option<Durat
         imported.warn(block.get("attempts").map(|n| n.at).or(Some(block.at)), "retries.attempts", "a retries block without attempts (or with 0) turns retries off, although with no block at all Istio retries twice");
     } else {
         imported.set("max_attempts", attempts + 1, format!("retries.attempts = {attempts}: retries, so {} attempts", attempts + 1));
-        imported.warn(block.get("attempts").map(|n| n.at), "retries.attempts", format!("counts retries, not attempts: {attempts} retries are max_attempts = {}", attempts + 1));
+        super::counts_retries(imported, block.get("attempts").map(|n| n.at), "retries.attempts", attempts);
     }
     base(block.get("backoff"), imported)?;
     let per_try = block.get("perTryTimeout").map(|node| go_duration(node, "retries.perTryTimeout")).transpose()?;

@@ -97,7 +97,7 @@ fn annotated(annotations: &Node, imported: &mut Imported) -> Result<(), Problem>
     imported.set("multiplier", 2.0, "the backoff doubles");
     imported.set("jitter_fraction", 1.0, "jitter ratio 1.0");
     imported.set("max_attempts", limit + 1, format!("retry.linkerd.io/limit {limit}: retries, so {} attempts", limit + 1));
-    imported.warn(get("retry.linkerd.io/limit").map(|n| n.at), "retry.linkerd.io/limit", format!("counts retries, not attempts: {limit} retries are max_attempts = {}", limit + 1));
+    super::counts_retries(imported, get("retry.linkerd.io/limit").map(|n| n.at), "retry.linkerd.io/limit", limit);
     let mut retry_on: Vec<String> = vec!["reset".to_owned()];
     let per_try = get("retry.linkerd.io/timeout").map(|node| go_duration(node, "retry.linkerd.io/timeout")).transpose()?;
     if let Some(per_try) = per_try.filter(|d| !d.is_zero()) {

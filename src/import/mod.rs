@@ -312,6 +312,13 @@ pub(crate) fn scaled(duration: std::time::Duration, factor: f64) -> std::time::D
     std::time::Duration::try_from_secs_f64(secs).map_or(LONGEST_SLEEP, |product| product.min(LONGEST_SLEEP))
 }
 
+/// The counting trap's warning, for a format whose `field` counts `retries` after the first try (Envoy, Istio,
+/// Linkerd, Polly, Spring 7) where the lab's `max_attempts` counts every attempt.
+pub(crate) fn counts_retries(imported: &mut Imported, at: Option<LineCol>, field: &str, retries: i64) {
+    let message = format!("counts retries, not attempts: {retries} retries are max_attempts = {}", retries + 1);
+    imported.warn(at, field, message);
+}
+
 /// Warns, at the cap field a file left unset, when the waits grow past [`LONGEST_SLEEP`] before the attempts run
 /// out, so the cap the translation writes is the lab's limit rather than anything the library reaches.
 pub(crate) fn warn_if_capped_at_longest(imported: &mut Imported, longest: std::time::Duration, cap_field: &str) {

@@ -66,7 +66,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
         imported.warn(None, &field("MaxRetryAttempts"), "int.MaxValue: Polly retries for ever");
     } else {
         imported.set("max_attempts", retries + 1, format!("{} = {retries}: retries, so {} attempts", field("MaxRetryAttempts"), retries + 1));
-        imported.warn(options.get("MaxRetryAttempts").map(|n| n.at), &field("MaxRetryAttempts"), format!("counts retries, not attempts: {retries} retries are max_attempts = {}", retries + 1));
+        super::counts_retries(&mut imported, options.get("MaxRetryAttempts").map(|n| n.at), &field("MaxRetryAttempts"), retries);
     }
     let delay = match options.get("Delay") {
         None => Duration::from_secs(2),

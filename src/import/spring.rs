@@ -244,7 +244,7 @@ fn framework7(annotation: &Annotation, imported: &mut Imported) -> Result<(), Pr
     let read = |key: &str, default: f64| -> Result<f64, Problem> { get(key).map_or(Ok(default), |(_, v, at)| number(v, *at, &format!("@Retryable.{key}"))) };
     let retries = read("maxRetries", 3.0)? as i64;
     imported.set("max_attempts", retries + 1, format!("@Retryable.maxRetries {retries}: retries, so {} attempts", retries + 1));
-    imported.warn(get("maxRetries").map(|(_, _, at)| *at), "@Retryable.maxRetries", format!("counts retries, not attempts: {retries} retries are max_attempts = {}", retries + 1));
+    super::counts_retries(imported, get("maxRetries").map(|(_, _, at)| *at), "@Retryable.maxRetries", retries);
     let delay_ms = read("delay", 1000.0 / unit_ms)? * unit_ms;
     let multiplier = read("multiplier", 1.0)?;
     if multiplier < 1.0 {
