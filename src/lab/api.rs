@@ -150,9 +150,7 @@ pub(crate) async fn download(
         }
         set.push(value.into_owned());
     }
-    if set.len() > MAX_SETS {
-        return Err(ApiError::in_field(StatusCode::BAD_REQUEST, "set", format!("at most {MAX_SETS} overrides")));
-    }
+    at_most_sets(set.len(), "set", "overrides")?;
     entry.load(&set).map_err(|error| ApiError::in_field(StatusCode::BAD_REQUEST, "set", chain(&error)))?;
     let internal = |why: String| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, why);
     let text = write_into_source(&entry.source, &set).map_err(|error| internal(error.to_string()))?;
@@ -201,6 +199,14 @@ struct RunRequest {
 const MAX_SETS: usize = 64;
 const MAX_CHANNEL_CHARS: usize = 64;
 
+/// Refuses a request field holding more than [`MAX_SETS`] entries (400, naming the field).
+fn at_most_sets(count: usize, field: &'static str, what: &str) -> Result<(), ApiError> {
+    if count > MAX_SETS {
+        return Err(ApiError::in_field(StatusCode::BAD_REQUEST, field, format!("at most {MAX_SETS} {what}")));
+    }
+    Ok(())
+}
+
 /// `POST /api/run`: runs a scenario with overrides and answers with its summary and timeline as CSV cells.
 pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json<Value>, ApiError> {
     let request: RunRequest = serde_json::from_slice(&body).map_err(|error| {
@@ -209,16 +215,12 @@ pub(crate) async fn run(State(lab): State<Arc<Lab>>, body: Bytes) -> Result<Json
             format!("request body: {error}; expected {{\"scenario\": \"<name>\", \"set\": [\"key=value\", …]}}"),
         )
     })?;
-    if request.set.len() > MAX_SETS {
-        return Err(ApiError::in_field(StatusCode::BAD_REQUEST, "set", format!("at most {MAX_SETS} overrides")));
-    }
+    at_most_sets(request.set.len(), "set", "overrides")?;
     if request.channel.as_ref().is_some_and(|channel| channel.chars().count() > MAX_CHANNEL_CHARS) {
         let message = format!("at most {MAX_CHANNEL_CHARS} characters");
         return Err(ApiError::in_field(StatusCode::BAD_REQUEST, "channel", message));
     }
-    if request.claims.len() > MAX_SETS {
-        return Err(ApiError::in_field(StatusCode::BAD_REQUEST, "claims", format!("at most {MAX_SETS} claims")));
-    }
+    at_most_sets(request.claims.len(), "claims", "claims")?;
     let claims = request
         .claims
         .iter()

@@ -194,6 +194,17 @@ fn bad_input_gets_the_clis_message_and_a_4xx() {
     assert_eq!(status, 422, "{answer}");
     let message = answer["error"].as_str().unwrap();
     assert!(message.contains("too large for the lab") && message.contains("retrylab run scenarios/"), "{message}");
+
+    // At most 64 overrides (or claims) a request: 64 bad overrides are judged on their text, 65 are too many.
+    for (field, count, too_many) in [("set", 64, false), ("set", 65, true), ("claims", 65, true)] {
+        let many = vec!["clients=abc"; count];
+        let (status, answer) = lab.post("/api/run", &json!({ "scenario": "thundering-herd", field: many }));
+        let said_too_many = answer["error"].as_str().unwrap_or("").starts_with("at most 64");
+        assert_eq!((status, answer["field"].as_str(), said_too_many), (400, Some(field), too_many), "{answer}");
+    }
+    let query = vec![format!("set={}", query_value("clients=abc")); 65].join("&");
+    let (status, answer) = lab.get(&format!("/api/scenarios/thundering-herd/toml?{query}"));
+    assert_eq!((status, answer["error"].as_str()), (400, Some("at most 64 overrides")), "{answer}");
 }
 
 #[test]
