@@ -14,7 +14,7 @@ happens). Then, per case (scripts/real_imports/cases.csv):
              import's strategy and keys prints one row per retry; a preset's own max_attempts applies when the
              profile sets none);
   sleep n    botocore's sleeps before retry n against `retrylab delays` for the case's `compare_with` preset with
-             the import's keys, by the two-sample Kolmogorov-Smirnov test (alpha = 0.001). `compare_with` is
+             the import's keys, by the two-sample Kolmogorov-Smirnov test (alpha = 10^-5, see common.py). `compare_with` is
              empty when the import's own strategy is botocore's; otherwise the import names that preset in a
              warning, which is checked too;
   wire       each gap between attempts on the server is at least the sleep botocore recorded;

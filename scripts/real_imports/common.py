@@ -1,12 +1,15 @@
 """What the import checks share: `retrylab import` and `retrylab delays` run as commands, and the verdict lines.
 
-The distribution test is scripts/real_clients/compare.py's two-sample Kolmogorov-Smirnov (alpha = 0.001), imported
-from there rather than written twice.
+The distribution test is scripts/real_clients/compare.py's two-sample Kolmogorov-Smirnov statistic, imported from
+there rather than written twice, at a stricter alpha than there: real-clients seeds both sides, so its verdicts
+never change between runs, while grpcio's and botocore's random numbers cannot be seeded here, so every run is a
+new draw and the false alarms of ~30 comparisons per run must stay rare in CI.
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import pathlib
 import shlex
 import subprocess
@@ -14,7 +17,7 @@ import sys
 import tomllib
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "real_clients"))
-from compare import ks_statistic, ks_threshold, parse_raw  # noqa: E402
+from compare import ks_statistic, parse_raw  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 # The keys of an imported [client] table that `retrylab delays --set` takes (its --help lists them).
@@ -22,6 +25,13 @@ DELAY_KEYS = ("base", "cap", "multiplier", "max_attempts", "floor", "jitter", "j
               "throttling_base")
 LAB_SAMPLES = 20000
 LAB_SEED = 1
+ALPHA = 1e-5                                   # per comparison: about 3 in 10,000 runs show a false alarm
+C_ALPHA = math.sqrt(-math.log(ALPHA / 2) / 2)  # 2.47
+
+
+def ks_threshold(n: int, m: int) -> float:
+    """The two-sample KS rejection threshold at ALPHA for samples of n and m."""
+    return C_ALPHA * math.sqrt((n + m) / (n * m))
 
 
 class Report:

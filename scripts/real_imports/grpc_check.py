@@ -13,7 +13,8 @@ on, and makes the case's calls. Then, per case (scripts/real_imports/cases.csv):
               Whole milliseconds because the C core keeps durations as integer ms and truncates
               min(cap, b_n) * U(0.8, 1.2) (src/core/util/backoff.cc, time.h); the lateness (its timer wakes a
               couple of ms after the deadline, then the attempt crosses loopback) is the one shift in
-              0..MAX_LATENESS_MS that fits every retry index of the case best, and is printed.
+              0..MAX_LATENESS_MS that fits every retry index of the case best, and is printed. KS at alpha = 10^-5
+              (common.py says why).
   refused     a backoff under 1 ms: grpcio refuses the service config (no attempt reaches the server), and the
               import warns that it does;
   stall       waits that truncate to 0 ms: some call stops retrying and ends at its deadline, and the import warns
@@ -25,7 +26,7 @@ on, and makes the case's calls. Then, per case (scripts/real_imports/cases.csv):
               sharp: one success fewer and the second-to-last call would not be retried.
 
 grpcio's random numbers cannot be seeded, so a distribution verdict can in principle change between runs; its
-false-alarm rate is at most the test's alpha, 1 in 1000 per comparison (fitting the lateness only lowers D).
+false-alarm rate is at most the test's alpha, 10^-5 per comparison (fitting the lateness only lowers D).
 """
 
 from __future__ import annotations
