@@ -24,6 +24,13 @@ use crate::policy::{FailureKind, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, ThinkDraws};
 
+/// The limiter of `client`'s instance (its client, or an open request's arrival number, modulo the instances);
+/// `None` when the clients keep no limiter.
+fn instance_limiter(limiters: &mut [Limiter], client: u32) -> Option<&mut Limiter> {
+    let instance = (client as usize).checked_rem(limiters.len())?;
+    limiters.get_mut(instance)
+}
+
 /// Runs one replicate.
 pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
     let mut run_state = ServerRun::new(config, run_settings.seeds, run_settings.bucket, run_settings.trace);
@@ -202,15 +209,9 @@ impl<'a> ServerRun<'a> {
         self.send_attempt(slot, scheduler);
     }
 
-    /// The limiter that keeps the books of `slot`'s client: the fleet's, or its client instance's (its client,
-    /// or an open request's arrival number, modulo the instances).
+    /// The limiter that keeps the books of `slot`'s client: the fleet's, or its client instance's.
     fn limiter_of(&mut self, slot: u32) -> Option<&mut Limiter> {
-        let count = self.retry_limiters.len();
-        if count == 0 {
-            return None;
-        }
-        let instance = self.requests[slot as usize].client as usize % count;
-        self.retry_limiters.get_mut(instance)
+        instance_limiter(&mut self.retry_limiters, self.requests[slot as usize].client)
     }
 
     /// The client wants to send an attempt of `slot`: its limiter admits it (send now or after a wait) or
@@ -399,16 +400,12 @@ impl<'a> ServerRun<'a> {
         scheduler: &mut Scheduler<ServerEvent>,
     ) {
         let now = scheduler.now();
-        let instances = self.retry_limiters.len();
         let request = &mut self.requests[slot as usize];
         let elapsed = now - request.sent_at;
         let failure = Failure { failed_attempts: request.failed_attempts, now, elapsed, kind, timed_out };
         let clock = self.extras.clock(slot);
         let align = |decision| self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &clock);
-        let limiter = match instances {
-            0 => None,
-            count => self.retry_limiters.get_mut(request.client as usize % count),
-        };
+        let limiter = instance_limiter(&mut self.retry_limiters, request.client);
         match decide::after_failure(self.config, &failure, &mut request.memory, &mut self.streams.jitter, align, limiter) {
             Next::Retry { sleep, permit } => {
                 if let Some(permit) = permit {
