@@ -23,7 +23,6 @@ happens). Then, per case (scripts/real_imports/cases.csv):
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import threading
@@ -31,7 +30,7 @@ import time
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from common import ROOT, Report, Retrylab, ks_statistic, ks_threshold, read_cases
+from common import ROOT, Report, Retrylab, arguments, gaps_ms, read_cases, worst_ratio
 
 CALL_THREADS = 20           # calls in flight at once (legacy cases: every call at once, their sleeps are long)
 ERROR_BODY = (b"<ErrorResponse><Error><Type>Receiver</Type><Code>ServiceUnavailable</Code>"
@@ -105,12 +104,11 @@ def make_calls(config: str, profile: str, calls: int, port: int, threads: int) -
 
     def one_call(client) -> tuple[str, list[float], str]:
         recorder.local.sleeps = []
-        seen = threading.local()
-        seen.id = ""
+        invocation = [""]  # botocore's id for this call, the same on every attempt
 
         def note_id(request, **_):
-            seen.id = request.headers.get("amz-sdk-invocation-id", b"")
-            seen.id = seen.id.decode() if isinstance(seen.id, bytes) else seen.id
+            value = request.headers.get("amz-sdk-invocation-id", b"")
+            invocation[0] = value.decode() if isinstance(value, bytes) else value
 
         client.meta.events.register("before-send", note_id)
         try:
@@ -118,7 +116,7 @@ def make_calls(config: str, profile: str, calls: int, port: int, threads: int) -
             outcome = "ok"
         except ClientError as error:
             outcome = error.response.get("Error", {}).get("Code", "?")
-        return seen.id, recorder.local.sleeps, outcome
+        return invocation[0], recorder.local.sleeps, outcome
 
     with futures.ThreadPoolExecutor(max_workers=threads) as pool:
         return list(pool.map(one_call, clients))
@@ -129,9 +127,8 @@ def check_case(case: dict, port: int, arrivals: Arrivals, retrylab: Retrylab, re
     client, warnings = retrylab.import_client(case["config"], "--profile", case["entry"])
     compare_with = case["compare_with"] or client["strategy"]
     if case["compare_with"]:
-        named = any(case["compare_with"] in line for line in warnings)
-        report.check(name, "import", named, f"the import translates to {client['strategy']} and "
-                     f"{'names' if named else 'does not name'} {case['compare_with']}, botocore's own, in a warning")
+        report.warned(name, warnings, case["compare_with"],
+                      f"that {client['strategy']} is not botocore's own and names {case['compare_with']}")
     attempts = len(retrylab.delays(client["strategy"], client)) + 1
     legacy = "legacy" in client["strategy"]
     results = make_calls(case["config"], case["entry"], case["calls"], port, case["calls"] if legacy else CALL_THREADS)
@@ -150,36 +147,22 @@ def check_case(case: dict, port: int, arrivals: Arrivals, retrylab: Retrylab, re
     lab = retrylab.delays(compare_with, client, attempts - 1)
     for retry in range(1, attempts):
         report.compare_distribution(name, f"sleep n={retry}", measured[retry], lab.get(retry, []))
-    near_miss = retrylab.delays(compare_with, dict(client, multiplier=3), attempts - 1)
-    worst = max(ks_statistic(measured[r], near_miss.get(r, [])) / ks_threshold(len(measured[r]), len(near_miss[r]))
-                for r in measured)
+    worst = worst_ratio(measured, retrylab.delays(compare_with, dict(client, multiplier=3), attempts - 1))
     report.check(name, "power", worst > 1, f"with multiplier 3 instead of 2 the worst D is {worst:.1f} x its "
                  "threshold (must exceed 1: the check tells that policy from the right one)")
 
 
-def gaps_ms(arrivals: list[float]) -> list[float]:
-    return [(later - earlier) * 1000 for earlier, later in zip(arrivals, arrivals[1:])]
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--retrylab", required=True, help="the retrylab command, split like a shell would")
-    parser.add_argument("--only", default="", help="comma-separated case names")
-    args = parser.parse_args()
-    retrylab = Retrylab(args.retrylab)
+    retrylab, only = arguments(__doc__)
     report = Report()
     arrivals = Arrivals()
     server = serve(arrivals)
     try:
-        for case in read_cases("aws", [c for c in args.only.split(",") if c]):
-            try:
-                check_case(case, server.server_address[1], arrivals, retrylab, report)
-            except (RuntimeError, KeyError, OSError) as error:
-                report.check(case["case"], "run", False, str(error))
+        report.run_each(read_cases("aws", only),
+                        lambda case: check_case(case, server.server_address[1], arrivals, retrylab, report))
     finally:
         server.shutdown()
-    print(f"aws comparisons: {report.passed} passed, {report.failed} failed", flush=True)
-    return 1 if report.failed else 0
+    return report.summary("aws")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ new draw and the false alarms of ~30 comparisons per run must stay rare in CI.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import math
 import pathlib
@@ -34,12 +35,50 @@ def ks_threshold(n: int, m: int) -> float:
     return C_ALPHA * math.sqrt((n + m) / (n * m))
 
 
+def worst_ratio(measured: dict[int, list[float]], predicted: dict[int, list[float]]) -> float:
+    """The largest KS D over the retry indices, as a multiple of its threshold (above 1: some index is refused)."""
+    return max((ks_statistic(measured[r], predicted.get(r, [])) / ks_threshold(len(measured[r]), len(predicted[r]))
+                for r in measured if measured[r] and predicted.get(r)), default=0.0)
+
+
+def gaps_ms(arrivals: list[float]) -> list[float]:
+    """The gaps between consecutive arrivals (monotonic seconds), in ms."""
+    return [(later - earlier) * 1000 for earlier, later in zip(arrivals, arrivals[1:])]
+
+
+def arguments(doc: str) -> tuple["Retrylab", list[str]]:
+    """A check script's command line: `--retrylab COMMAND [--only CASE,...]`."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--retrylab", required=True, help="the retrylab command, split like a shell would")
+    parser.add_argument("--only", default="", help="comma-separated case names")
+    args = parser.parse_args()
+    return Retrylab(args.retrylab), [case for case in args.only.split(",") if case]
+
+
 class Report:
     """PASS/FAIL lines, one per comparison, and their tally."""
 
     def __init__(self) -> None:
         self.passed = 0
         self.failed = 0
+
+    def run_each(self, cases: list[dict], check) -> None:
+        """`check(case)` for every case; one that fails to run at all is one FAIL line, and the rest still run."""
+        for case in cases:
+            try:
+                check(case)
+            except (RuntimeError, KeyError, OSError) as error:
+                self.check(case["case"], "run", False, str(error))
+
+    def summary(self, library: str) -> int:
+        """The tally line; the exit status."""
+        print(f"{library} comparisons: {self.passed} passed, {self.failed} failed", flush=True)
+        return 1 if self.failed else 0
+
+    def warned(self, case: str, warnings: list[str], phrase: str, claim: str) -> bool:
+        """The import's warnings (stderr lines) say `phrase`: it warns of what `claim` describes."""
+        said = any(phrase in line for line in warnings)
+        return self.check(case, "import", said, f"the import {'warns' if said else 'does not warn'} {claim}")
 
     def check(self, case: str, what: str, ok: bool, detail: str) -> bool:
         print(f"{'PASS' if ok else 'FAIL'}  {case:<24}  {what:<12}  {detail}", flush=True)

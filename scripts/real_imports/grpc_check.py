@@ -31,7 +31,6 @@ false-alarm rate is at most the test's alpha, 10^-5 per comparison (fitting the 
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import threading
@@ -40,7 +39,7 @@ from concurrent import futures
 
 import grpc
 
-from common import ROOT, Report, Retrylab, ks_statistic, ks_threshold, read_cases
+from common import ROOT, Report, Retrylab, arguments, gaps_ms, read_cases, worst_ratio
 
 # Failures (F) and successes (S), one call after another: four failing calls take the tokens from 10 to 3, 31
 # successes bring them to 6.1, so the next failure leaves 5.1, above half of 10, and is retried once.
@@ -97,10 +96,6 @@ def make_calls(port: int, config: str, method: str, tags: list[str], spacing_s: 
     return statuses
 
 
-def gaps_ms(arrivals: list[float]) -> list[float]:
-    return [(later - earlier) * 1000 for earlier, later in zip(arrivals, arrivals[1:])]
-
-
 def a6_throttled_attempts(pattern: str, max_attempts: int, max_tokens: float, token_ratio: float) -> list[int]:
     """Attempts per call, one call after another, each failing (F) or succeeding (S) at every attempt: gRFC A6
     retry throttling in thousandths of a token, as the C core keeps them."""
@@ -123,28 +118,18 @@ def a6_throttled_attempts(pattern: str, max_attempts: int, max_tokens: float, to
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--retrylab", required=True, help="the retrylab command, split like a shell would")
-    parser.add_argument("--only", default="", help="comma-separated case names")
-    args = parser.parse_args()
-    retrylab = Retrylab(args.retrylab)
-    cases = read_cases("grpc", [c for c in args.only.split(",") if c])
+    retrylab, only = arguments(__doc__)
     report = Report()
-
     handler = AlwaysUnavailable()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), handlers=[handler])
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
-        for case in cases:
-            try:
-                CHECKS[case["check"]](case, port, handler, retrylab, report)
-            except (RuntimeError, KeyError, OSError) as error:
-                report.check(case["case"], "run", False, str(error))
+        report.run_each(read_cases("grpc", only),
+                        lambda case: CHECKS[case["check"]](case, port, handler, retrylab, report))
     finally:
         server.stop(grace=None)
-    print(f"grpc comparisons: {report.passed} passed, {report.failed} failed", flush=True)
-    return 1 if report.failed else 0
+    return report.summary("grpc")
 
 
 def check_schedule(case: dict, port: int, handler: AlwaysUnavailable, retrylab: Retrylab, report: Report) -> None:
@@ -165,18 +150,16 @@ def check_schedule(case: dict, port: int, handler: AlwaysUnavailable, retrylab: 
     whole_ms = {retry: [math.floor(sleep) for sleep in lab.get(retry, [])] for retry in range(1, attempts)}
     lateness = fit_lateness(measured, whole_ms)
     print(f"      {name:<24}  lateness     {lateness:.2f} ms fitted (grpcio's timer and loopback)", flush=True)
+    predicted = shifted(whole_ms, lateness)
     for retry in range(1, attempts):
-        predicted = [sleep + lateness for sleep in whole_ms[retry]]
-        report.compare_distribution(name, f"gap n={retry}", measured[retry], predicted)
+        report.compare_distribution(name, f"gap n={retry}", measured[retry], predicted[retry])
     # The comparison must be able to fail: two near misses of the translation, each given its own best lateness.
     near_misses = [("full jitter", dict(client, strategy="full-jitter-from-base")),
                    ("multiplier + 0.5", dict(client, multiplier=float(client["multiplier"]) + 0.5))]
     for label, wrong in near_misses:
         sleeps = retrylab.delays(wrong["strategy"], wrong, attempts - 1)
         wrong_ms = {retry: [math.floor(sleep) for sleep in sleeps.get(retry, [])] for retry in range(1, attempts)}
-        shift = fit_lateness(measured, wrong_ms)
-        worst = max(ks_statistic(measured[r], [s + shift for s in wrong_ms[r]]) / ks_threshold(len(measured[r]),
-                    len(wrong_ms[r])) for r in measured)
+        worst = worst_ratio(measured, shifted(wrong_ms, fit_lateness(measured, wrong_ms)))
         report.check(name, "power", worst > 1, f"with {label} the worst D is {worst:.1f} x its threshold "
                      "(must exceed 1: the check tells that translation from the right one)")
 
@@ -184,11 +167,13 @@ def check_schedule(case: dict, port: int, handler: AlwaysUnavailable, retrylab: 
 def fit_lateness(measured: dict[int, list[float]], whole_ms: dict[int, list[float]]) -> float:
     """The shift in 0..MAX_LATENESS_MS that minimises the largest KS D (relative to its threshold) over every
     retry index at once: one lateness per case, so it cannot stand in for a wrong base or multiplier."""
-    def worst(shift: float) -> float:
-        return max((ks_statistic(measured[r], [s + shift for s in whole_ms[r]]) /
-                    ks_threshold(len(measured[r]), len(whole_ms[r])) for r in measured if measured[r]), default=0.0)
     steps = int(MAX_LATENESS_MS / LATENESS_STEP_MS)
-    return min((step * LATENESS_STEP_MS for step in range(steps + 1)), key=worst)
+    shifts = (step * LATENESS_STEP_MS for step in range(steps + 1))
+    return min(shifts, key=lambda shift: worst_ratio(measured, shifted(whole_ms, shift)))
+
+
+def shifted(by_retry: dict[int, list[float]], shift: float) -> dict[int, list[float]]:
+    return {retry: [value + shift for value in values] for retry, values in by_retry.items()}
 
 
 def check_throttling(case: dict, port: int, handler: AlwaysUnavailable, retrylab: Retrylab, report: Report) -> None:
@@ -221,8 +206,7 @@ def compact(counts: list[int]) -> str:
 def check_refused(case: dict, port: int, handler: AlwaysUnavailable, retrylab: Retrylab, report: Report) -> None:
     name = case["case"]
     _, warnings = retrylab.import_client(case["config"], "--method", case["entry"])
-    warned = any("refuses the whole service config" in line for line in warnings)
-    report.check(name, "import", warned, f"the import {'warns' if warned else 'does not warn'} that grpcio refuses it")
+    report.warned(name, warnings, "refuses the whole service config", "that grpcio refuses it")
     tags = [f"{name}:{i}" for i in range(case["calls"])]
     statuses = make_calls(port, case["config"], case["entry"], tags, LAUNCH_SPACING_S)
     reached = sum(len(handler.arrivals.get(tag, [])) for tag in tags)
@@ -233,8 +217,7 @@ def check_refused(case: dict, port: int, handler: AlwaysUnavailable, retrylab: R
 def check_stall(case: dict, port: int, handler: AlwaysUnavailable, retrylab: Retrylab, report: Report) -> None:
     name = case["case"]
     client, warnings = retrylab.import_client(case["config"], "--method", case["entry"])
-    warned = any("hangs until its deadline" in line for line in warnings)
-    report.check(name, "import", warned, f"the import {'warns' if warned else 'does not warn'} that a call can hang")
+    report.warned(name, warnings, "hangs until its deadline", "that a call can hang")
     tags = [f"{name}:{i}" for i in range(case["calls"])]
     statuses = make_calls(port, case["config"], case["entry"], tags, LAUNCH_SPACING_S, STALL_DEADLINE_S)
     attempts = int(client["max_attempts"])
