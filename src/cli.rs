@@ -348,6 +348,62 @@ pub enum Command {
         #[arg(long, conflicts_with = "out")]
         paired: bool,
     },
+    /// Run a server scenario on real sockets: a real HTTP server on loopback and real clients with the scenario's
+    /// retry policy, written like `run`'s results; or, with --target, that client fleet against your own service.
+    #[command(after_help = "Scenario time runs --time-scale times slower on the wall clock (auto: the smallest of 1, \
+        2, 5, 10, … at which timers' lateness, measured by a probe first, stays within --max-overhead of the mean \
+        service time). The results folder holds the files `run` writes, in scenario time, and its manifest says \
+        \"mode\": \"emulated\" with the measured overhead, so `show` and `compare` read it beside a simulated one. \
+        --target sends load to loopback addresses only (127.0.0.0/8, ::1, localhost) unless --allow-remote is \
+        given; the bounds on attempts and time are printed before it starts, and Ctrl-C keeps what was measured. \
+        Described in docs/emulate.md.\n\n\
+        Examples:\n  \
+        retrylab emulate scenarios/emulate-herd.toml\n  \
+        retrylab emulate scenarios/emulate-herd.toml --time-scale 10 --replicates 3 --out /tmp/herd-emulated\n  \
+        retrylab emulate --check scenarios/emulate-herd.toml --replicates 3   # side by side, with verdicts\n  \
+        retrylab emulate scenarios/emulate-herd.toml --target http://127.0.0.1:8080/work --max-requests 5000")]
+    Emulate {
+        /// A scenario file (TOML) of the server model: a burst, open or closed workload.
+        #[arg(value_name = "SCENARIO")]
+        scenario: PathBuf,
+        /// Override a scenario value (repeatable), as `run --set`.
+        #[arg(long, value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Wall seconds per scenario second, from 0.01 to 1000, or auto.
+        #[arg(long, value_name = "X|auto", default_value = "auto", value_parser = parse_time_scale)]
+        time_scale: TimeScale,
+        /// The results folder [default: results/<scenario>-emulated, or results/<scenario>-check with --check].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Replicates per point [default: the scenario's].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        replicates: Option<u32>,
+        /// The master seed [default: the scenario's].
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Simulate the scenario too and compare, metric by metric, within the intervals and the measured overhead:
+        /// writes <out>/simulated, <out>/emulated and <out>/check.csv; exit 1 when any comparison differs.
+        #[arg(long, conflicts_with = "target")]
+        check: bool,
+        /// Load this service (http://HOST:PORT/PATH) instead of the built-in server.
+        #[arg(long, value_name = "URL")]
+        target: Option<String>,
+        /// Let --target name an address that is not loopback (or a name, which is then looked up).
+        #[arg(long, requires = "target")]
+        allow_remote: bool,
+        /// The most attempts one run may send.
+        #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+        max_requests: u64,
+        /// The longest one run may take, in wall seconds.
+        #[arg(long, value_name = "S", default_value_t = 600.0)]
+        max_duration: f64,
+        /// The share of the mean service time that timers' 99th-percentile lateness may take.
+        #[arg(long, value_name = "SHARE", default_value_t = 0.1)]
+        max_overhead: f64,
+        /// Print nothing but errors and warnings.
+        #[arg(long, short)]
+        quiet: bool,
+    },
     /// Serve the lab in a browser: every committed scenario, plus the scenario files and results folders given.
     #[command(after_help = "Listens on 127.0.0.1 only, unless --bind says otherwise; answers only requests that \
         name the server itself (Host, Origin). The page and its JSON API are described in docs/lab.md.\n\n\
@@ -398,5 +454,23 @@ mod tests {
     #[test]
     fn the_command_line_definition_is_consistent() {
         super::Cli::command().debug_assert();
+    }
+}
+
+/// `--time-scale` of `retrylab emulate`: a number, or the smallest that keeps the overhead within bounds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum TimeScale {
+    Auto,
+    Fixed(f64),
+}
+
+fn parse_time_scale(text: &str) -> Result<TimeScale, String> {
+    if text.eq_ignore_ascii_case("auto") {
+        return Ok(TimeScale::Auto);
+    }
+    let (low, high) = retrylab::emulate::TIME_SCALES;
+    match text.parse::<f64>() {
+        Ok(scale) if (low..=high).contains(&scale) => Ok(TimeScale::Fixed(scale)),
+        _ => Err(format!("must be a number from {low} to {high} (wall seconds per scenario second), or auto")),
     }
 }

@@ -36,6 +36,10 @@ pub enum Error {
     /// `resumable`, the same command with `--resume` goes on from there. The binary exits with 128 + `signal`.
     #[error("{message}")]
     Interrupted { signal: i32, message: String, resumable: bool },
+    /// `retrylab emulate --check`: the emulation and the simulation differ beyond their intervals and the measured
+    /// overhead; the message says how many comparisons and where the table is. Exit code 1.
+    #[error("{0}")]
+    Disagreement(String),
     /// The browser lab stopped a run because a newer one took its place (or the server is shutting down).
     #[error("cancelled: a newer run took this one's place")]
     Cancelled,

@@ -105,6 +105,7 @@
 
 pub(crate) mod budget;
 pub mod commands;
+pub mod emulate;
 pub mod engine;
 mod error;
 pub mod import;

@@ -7,6 +7,7 @@ use clap::Parser;
 use retrylab::commands::{
     self, BoundaryOptions, CompareOptions, DelaysFormat, DelaysOptions, RunOptions, TraceRequest, TuneOptions,
 };
+use retrylab::emulate::EmulateOptions;
 use retrylab::policy::FailureKind;
 use retrylab::report::terminal::View;
 use retrylab::shard::ShardSpec;
@@ -117,6 +118,42 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
         cli::Command::Plot { dirs } => commands::plot(&dirs, &mut stdout),
         cli::Command::Compare { dirs, metric, out, paired } => {
             commands::compare(&CompareOptions { dirs, metric, out, paired }, &mut stdout)
+        }
+        cli::Command::Emulate {
+            scenario,
+            set,
+            time_scale,
+            out,
+            replicates,
+            seed,
+            target,
+            allow_remote,
+            max_requests,
+            max_duration,
+            max_overhead,
+            check,
+            quiet,
+        } => {
+            let time_scale = match time_scale {
+                cli::TimeScale::Auto => None,
+                cli::TimeScale::Fixed(scale) => Some(scale),
+            };
+            let options = EmulateOptions {
+                scenario,
+                set,
+                time_scale,
+                out,
+                target,
+                allow_remote,
+                replicates,
+                seed,
+                max_requests,
+                max_duration_s: max_duration,
+                max_overhead,
+                check,
+                quiet,
+            };
+            retrylab::emulate::emulate(&options, &mut stdout)
         }
         cli::Command::Serve { inputs, port, bind, open } => {
             retrylab::lab::serve(&retrylab::lab::ServeOptions { inputs, bind, port, open }, &mut stdout)

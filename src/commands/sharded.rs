@@ -133,7 +133,7 @@ pub(super) fn run_one(
         return Ok(());
     }
     let aggregate = report::aggregate_swept(scenario.model, &swept);
-    let info = RunInfo { threads, elapsed_s, overrides: options.set.clone(), shards: None };
+    let info = RunInfo { threads, elapsed_s, overrides: options.set.clone(), shards: None, emulation: None };
     let written = report::write_results(scenario, points, runs, &aggregate, &info, out).map_err(|error| {
         if let Error::Write { .. } | Error::Chart { .. } = error {
             eprintln!(
@@ -234,6 +234,7 @@ pub fn merge(dirs: &[PathBuf], out: Option<&Path>, quiet: bool, stdout: &mut dyn
         elapsed_s: manifests.map(|manifest| manifest.elapsed_s).sum(),
         overrides: merged.shards[0].1.record.study.overrides.clone(),
         shards: Some(merged.shards[0].1.record.shard.count),
+        emulation: None,
     };
     let written = report::write_results(scenario, points, runs, &aggregate, &info, &out)?;
     warn_truncated(scenario, aggregate.truncated_runs, runs.len());

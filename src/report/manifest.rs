@@ -49,6 +49,47 @@ pub struct Manifest {
     /// point has any.
     #[serde(skip_serializing_if = "no_spans")]
     pub shaded_ms: Vec<Vec<(f64, f64)>>,
+    /// "emulated" for results measured on real sockets (`retrylab emulate`); left out for simulated ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub emulation: Option<EmulationInfo>,
+}
+
+/// How an emulation ran and what it cost: the server it loaded, its time scale, and its overhead, in scenario
+/// time (wall time divided by the scale).
+#[derive(Clone, Debug, Serialize)]
+pub struct EmulationInfo {
+    /// "built-in" (the emulator's own server on loopback) or the `--target` URL.
+    pub server: String,
+    /// Wall seconds per scenario second.
+    pub time_scale: f64,
+    /// How late timers (services, backoffs, think times, arrivals, timeouts) woke: mean, median and 99th
+    /// percentile.
+    pub timer_lag_mean_ms: f64,
+    pub timer_lag_p50_ms: f64,
+    pub timer_lag_p99_ms: f64,
+    /// From a client's send to the server's read of the head: mean and 99th percentile (built-in server only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport_mean_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport_p99_ms: Option<f64>,
+    /// The scenario's mean service time (measured over draws), against which the overhead is judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_mean_ms: Option<f64>,
+    /// The largest share of the mean service time the timer lag's 99th percentile may take (`--max-overhead`),
+    /// and the share it took.
+    pub overhead_allowed: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_measured: Option<f64>,
+    /// The bounds printed before the start: attempts, and wall seconds per run.
+    pub max_requests: u64,
+    pub max_duration_s: f64,
+    /// CPU cores the machine offered.
+    pub cores: usize,
+    /// Results are written even after Ctrl-C (`--target`: what was measured is kept).
+    #[serde(skip)]
+    pub keeps_on_signal: bool,
 }
 
 fn no_spans(spans: &[Vec<(f64, f64)>]) -> bool {
@@ -110,6 +151,8 @@ impl Manifest {
             policies: points.iter().filter_map(|point| point.policy.clone()).collect(),
             settings: points.iter().filter_map(|point| point.settings.clone()).collect(),
             warnings: super::backlog_warnings(scenario, points, aggregate),
+            mode: info.emulation.as_ref().map(|_| "emulated"),
+            emulation: info.emulation.clone(),
         }
     }
 

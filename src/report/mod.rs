@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use aggregate::{Aggregate, aggregate, aggregate_swept};
 pub(crate) use grouped_bars::draw_candidates;
-pub use manifest::{Manifest, RESULTS_FORMAT, sha256_hex};
+pub use manifest::{EmulationInfo, Manifest, RESULTS_FORMAT, sha256_hex};
 pub(crate) use paired::paired_table;
 pub use tables::format_number;
 pub(crate) use tables::{finish as csv_finish, writer as csv_writer};
@@ -42,6 +42,8 @@ pub struct RunInfo {
     /// For results merged from shards (`retrylab merge`): how many. `threads` is then the most any shard used and
     /// `elapsed_s` their sum.
     pub shards: Option<u32>,
+    /// For results measured on real sockets (`retrylab emulate`): how, and the emulation's own overhead.
+    pub emulation: Option<EmulationInfo>,
 }
 
 /// Writes summary.csv, runs.csv, timeline.csv, latency.csv (models that measure latency), paired.csv (sweeps with a
@@ -61,7 +63,11 @@ pub fn write_results(
 ) -> Result<Vec<PathBuf>, Error> {
     let staging = staging::Staging::create(out)?;
     let written = write_files(scenario, points, runs, aggregate, info, staging.dir())
-        .and_then(|written| crate::interrupt::check().map(|()| written))
+        // An emulation against a live service keeps what it measured when stopped; a sweep keeps nothing half-done.
+        .and_then(|written| match &info.emulation {
+            Some(emulation) if emulation.keeps_on_signal => Ok(written),
+            _ => crate::interrupt::check().map(|()| written),
+        })
         .map_err(|error| staging.in_place(error))?;
     // A folder run again must not keep a table this run does not write (`plot` would draw it).
     staging.commit(&written, &["paired.csv", read::OUTCOME_TIMELINE])

@@ -46,6 +46,20 @@ pub struct ManifestRecord {
     /// What the results say about themselves: a backlog still growing when new work stopped.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// "emulated" for results measured on real sockets (`retrylab emulate`); absent for simulated ones.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The emulation's time scale, for results measured on real sockets.
+    #[serde(default)]
+    pub emulation: Option<EmulationRecord>,
+}
+
+/// What `show` reads of an emulation's record: its server, time scale and timer lag.
+#[derive(Debug, Clone, Deserialize)]
+pub struct EmulationRecord {
+    pub server: String,
+    pub time_scale: f64,
+    pub timer_lag_p99_ms: f64,
 }
 
 fn first_format() -> u32 {

@@ -202,6 +202,13 @@ pub fn render(folder: &ResultsFolder, view: &View) -> String {
     );
     lines.push(view.paint("1", &fit(&heading, width)));
     lines.push(fit(&folder.dir.display().to_string(), width));
+    if let Some(emulation) = &manifest.emulation {
+        let line = format!(
+            "emulated on real sockets against {} at time scale {}; timers woke {:.3} ms late (p99, scenario time)",
+            emulation.server, emulation.time_scale, emulation.timer_lag_p99_ms
+        );
+        lines.push(fit(&line, width));
+    }
     lines.push(String::new());
     let (rows, keys) = point_rows(folder, width * 2 / 5);
     policy_section(folder, &rows, width, &mut lines);

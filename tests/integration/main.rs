@@ -10,6 +10,7 @@ mod clocks;
 mod common;
 mod determinism;
 mod docs;
+mod emulate;
 mod failing_disk;
 mod golden;
 mod honest_metrics;

@@ -12,7 +12,7 @@ use crate::policy::ClockPolicy;
 use crate::workload::Workload;
 
 /// The longest Retry-After an answer can carry (`u32` microseconds); the limiter's hints are clamped to it.
-pub(super) const MAX_RETRY_AFTER: SimDuration = SimDuration::from_secs(3600);
+pub(crate) const MAX_RETRY_AFTER: SimDuration = SimDuration::from_secs(3600);
 
 /// The window of the server model's ratio budget (`limiter = "budget"`): first tries count once answered, for
 /// 10 s, with no reserve.

@@ -4,15 +4,14 @@
 //! move the retry, the limiter grants a permit or refuses one, and the permit may lengthen the sleep.
 
 use super::config::ServerConfig;
-use super::outcome::Outcome;
 use crate::engine::SimRng;
 use crate::policy::limiters::{Failed, Limiter, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, FailureKind, GiveUpReason, RetryDecision};
+use crate::policy::{BackoffMemory, FailureKind, GiveUpReason, Response, RetryDecision};
 use crate::time::{SimDuration, SimTime};
 
 /// The client's next step after a failed attempt.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(super) enum Next {
+pub(crate) enum Next {
     /// Send the next attempt after `sleep`, holding the limiter's `permit` if it keeps books.
     Retry { sleep: SimDuration, permit: Option<Permit> },
     /// Stop: the request has failed; `refused` when the limiter, not the policy, ended it.
@@ -20,19 +19,19 @@ pub(super) enum Next {
 }
 
 /// A request's state after `failed_attempts` failures (the last included), `elapsed` since it began at `now`.
-pub(super) struct Failure {
-    pub(super) failed_attempts: u32,
-    pub(super) now: SimTime,
-    pub(super) elapsed: SimDuration,
+pub(crate) struct Failure {
+    pub(crate) failed_attempts: u32,
+    pub(crate) now: SimTime,
+    pub(crate) elapsed: SimDuration,
     /// The last failure's kind and the server's Retry-After hint, if any.
-    pub(super) kind: (FailureKind, Option<SimDuration>),
-    pub(super) timed_out: bool,
+    pub(crate) kind: (FailureKind, Option<SimDuration>),
+    pub(crate) timed_out: bool,
 }
 
 /// Decides the next step. `align` is the client's clock (identity without a clock policy); `memory` and `jitter`
 /// are the request's backoff memory and the policy's jitter stream, drawn from exactly as before this was split out.
 #[inline]
-pub(super) fn after_failure(
+pub(crate) fn after_failure(
     config: &ServerConfig,
     failure: &Failure,
     memory: &mut BackoffMemory,
@@ -53,14 +52,23 @@ pub(super) fn after_failure(
     }
 }
 
-/// Whether the clients retry a failed answer: a full queue's 503 is `rejected` as well as a 503.
+/// Whether the clients retry a failed answer: a 503 (a full queue's, a fail-fast window's) is `rejected` as well
+/// as a 503.
 #[inline]
-pub(super) fn retried(config: &ServerConfig, outcome: Outcome) -> bool {
-    (outcome == Outcome::Overloaded && config.retry_on.rejected) || config.retry_on.retries(outcome.response())
+pub(crate) fn retried(config: &ServerConfig, response: Response) -> bool {
+    (response.status == 503 && config.retry_on.rejected) || config.retry_on.retries(response)
+}
+
+/// The limiter of `client`'s instance (its client, or an open request's arrival number, modulo the instances);
+/// `None` when the clients keep no limiter.
+pub(crate) fn instance_limiter(limiters: &mut [Limiter], client: u32) -> Option<&mut Limiter> {
+    let instance = (client as usize).checked_rem(limiters.len())?;
+    limiters.get_mut(instance)
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::outcome::Outcome;
     use super::super::tests::config;
     use super::*;
     use crate::params::Value;
@@ -71,8 +79,8 @@ mod tests {
             [("rejected", true, false), ("503", true, false), ("timeout, 502", false, true)]
         {
             let config = config(&[("retry_on", Value::Text(retry_on.into()))]);
-            assert_eq!(retried(&config, Outcome::Overloaded), full_queue_retried, "{retry_on}");
-            assert_eq!(retried(&config, Outcome::TransientError), failed_service_retried, "{retry_on}");
+            assert_eq!(retried(&config, Outcome::Overloaded.response()), full_queue_retried, "{retry_on}");
+            assert_eq!(retried(&config, Outcome::TransientError.response()), failed_service_retried, "{retry_on}");
         }
     }
 }

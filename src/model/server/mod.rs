@@ -18,19 +18,20 @@
 
 mod clocks;
 mod config;
-mod decide;
+pub(crate) mod decide;
 mod footprint;
 #[cfg(test)]
 mod limiter_tests;
-mod outcome;
+pub(crate) mod outcome;
 mod params;
 mod request;
 mod run;
-mod tally;
+pub(crate) mod tally;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use config::ServerConfig;
+pub(crate) use config::{MAX_RETRY_AFTER, ServerConfig};
+pub(crate) use params::OnTimeout;
 
 use super::{Backlog, Footprint, RunOutput, RunSettings, SimModel, client};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};
@@ -100,7 +101,7 @@ pub(super) mod metric {
 }
 
 /// The timeline's series: counted per bucket, then the queue's length (a level: its maximum in the bucket).
-pub(super) mod series {
+pub(crate) mod series {
     series! {
         CALLS = "calls": "attempts reaching the server in the bucket, rejected ones included",
         GOODPUT = "goodput": "requests answered successfully in the bucket",

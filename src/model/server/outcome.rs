@@ -1,10 +1,13 @@
 //! What the server answers an attempt, and how a client's classifier sees each answer.
 
+use rand::RngExt;
+
+use crate::engine::SimRng;
 use crate::policy::Response;
 
 /// What the server answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Outcome {
+pub(crate) enum Outcome {
     /// 200.
     Success,
     /// 503: the queue was full.
@@ -23,7 +26,7 @@ pub(super) enum Outcome {
 
 impl Outcome {
     /// A short name for traces.
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Outcome::Success => "success",
             Outcome::Overloaded => "overloaded",
@@ -36,7 +39,7 @@ impl Outcome {
     }
 
     /// The response as a client's classifier sees it.
-    pub(super) fn response(self) -> Response {
+    pub(crate) fn response(self) -> Response {
         let (status, transient_body) = match self {
             Outcome::Success => (200, false),
             Outcome::Overloaded => (503, true),
@@ -47,5 +50,24 @@ impl Outcome {
             Outcome::ConnectionReset => (0, false),
         };
         Response { status, transient_body }
+    }
+
+    /// The answer after a service: 502, a disguised 400 or 422 with the scenario's `probabilities` (in that
+    /// order), else 200; one uniform draw from `faults` unless every probability is 0.
+    pub(crate) fn after_service(probabilities: [f64; 3], faults: &mut SimRng) -> Outcome {
+        let [transient, disguised, permanent] = probabilities;
+        if transient + disguised + permanent == 0.0 {
+            return Outcome::Success;
+        }
+        let draw = faults.random::<f64>();
+        if draw < transient {
+            Outcome::TransientError
+        } else if draw < transient + disguised {
+            Outcome::DisguisedTransient
+        } else if draw < transient + disguised + permanent {
+            Outcome::Permanent
+        } else {
+            Outcome::Success
+        }
     }
 }

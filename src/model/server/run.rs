@@ -8,7 +8,7 @@ use rand::RngExt;
 
 use super::clocks::Clocks;
 use super::config::{MAX_RETRY_AFTER, ServerConfig};
-use super::decide::{self, Failure, Next};
+use super::decide::{self, Failure, Next, instance_limiter};
 use super::outcome::Outcome;
 use super::params::OnTimeout;
 use super::request::{ExtrasTable, Request, keeps_extras};
@@ -23,13 +23,6 @@ use crate::policy::limiters::{Admission, Limiter, Outcome as CallOutcome, Permit
 use crate::policy::{FailureKind, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, ThinkDraws};
-
-/// The limiter of `client`'s instance (its client, or an open request's arrival number, modulo the instances);
-/// `None` when the clients keep no limiter.
-fn instance_limiter(limiters: &mut [Limiter], client: u32) -> Option<&mut Limiter> {
-    let instance = (client as usize).checked_rem(limiters.len())?;
-    limiters.get_mut(instance)
-}
 
 /// Runs one replicate.
 pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
@@ -321,24 +314,6 @@ impl<'a> ServerRun<'a> {
         scheduler.schedule_in(service, ServerEvent::ServiceDone { slot, token });
     }
 
-    /// The answer of a served attempt, drawn from the error probabilities.
-    fn served_outcome(&mut self) -> Outcome {
-        let [transient, disguised, permanent] = self.config.error_probabilities;
-        if transient + disguised + permanent == 0.0 {
-            return Outcome::Success;
-        }
-        let draw = self.streams.faults.random::<f64>();
-        if draw < transient {
-            Outcome::TransientError
-        } else if draw < transient + disguised {
-            Outcome::DisguisedTransient
-        } else if draw < transient + disguised + permanent {
-            Outcome::Permanent
-        } else {
-            Outcome::Success
-        }
-    }
-
     /// The limiter's permit for the attempt in flight of `slot`.
     fn permit(&self, slot: u32) -> Option<Permit> {
         self.extras.permit(slot)
@@ -580,7 +555,7 @@ impl Model for ServerRun<'_> {
                 if !self.is_current(slot, token) {
                     self.tally.timeline[series::LATE].record(now);
                 }
-                let outcome = self.served_outcome();
+                let outcome = Outcome::after_service(self.config.error_probabilities, &mut self.streams.faults);
                 match outcome {
                     Outcome::Success => {
                         let request = &mut self.requests[slot as usize];
@@ -625,7 +600,7 @@ impl Model for ServerRun<'_> {
                 if outcome == Outcome::Success {
                     self.record_outcome(slot, CallOutcome::success, now);
                     self.succeed(slot, scheduler);
-                } else if decide::retried(self.config, outcome) {
+                } else if decide::retried(self.config, outcome.response()) {
                     let hint = (retry_after_us > 0).then(|| SimDuration::from_micros(u64::from(retry_after_us)));
                     let (kind, failure) = if outcome == Outcome::Throttled {
                         (FailureKind::Throttling, CallOutcome::throttled as fn(_) -> _)

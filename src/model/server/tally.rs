@@ -11,44 +11,44 @@ use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
 
 /// The measurements of one run.
-pub(super) struct Tally {
-    pub(super) counts: Counts,
+pub(crate) struct Tally {
+    pub(crate) counts: Counts,
     /// Requests and their attempts by when they were first sent relative to the trigger.
-    pub(super) phases: PhaseTally,
-    pub(super) timeline: [BucketCounter; series::COUNTED],
-    pub(super) queue_levels: BucketMax,
+    pub(crate) phases: PhaseTally,
+    pub(crate) timeline: [BucketCounter; series::COUNTED],
+    pub(crate) queue_levels: BucketMax,
     /// Prompt successes (within `good_within`) counted in the bucket their request was first sent in: the share
     /// of each bucket's offered work that was done in good time, for `recovery_ms`.
-    pub(super) succeeded_by_send: BucketCounter,
+    pub(crate) succeeded_by_send: BucketCounter,
     /// New requests per second, for the request peak.
-    pub(super) offered_per_second: BucketCounter,
-    pub(super) latency: LatencyHistogram,
-    pub(super) wait_nanos: f64,
-    pub(super) waits: u64,
-    pub(super) busy_nanos: f64,
+    pub(crate) offered_per_second: BucketCounter,
+    pub(crate) latency: LatencyHistogram,
+    pub(crate) wait_nanos: f64,
+    pub(crate) waits: u64,
+    pub(crate) busy_nanos: f64,
 }
 
 #[derive(Default)]
-pub(super) struct Counts {
-    pub(super) refused: u64,
-    pub(super) rejected_locally: u64,
-    pub(super) calls: u64,
-    pub(super) requests: u64,
-    pub(super) retries: u64,
-    pub(super) succeeded: u64,
-    pub(super) gave_up: u64,
-    pub(super) failed_permanently: u64,
-    pub(super) timeouts: u64,
-    pub(super) rejected: u64,
-    pub(super) throttled: u64,
-    pub(super) server_errors: u64,
-    pub(super) duplicates: u64,
-    pub(super) deduplicated: u64,
-    pub(super) measured_successes: u64,
+pub(crate) struct Counts {
+    pub(crate) refused: u64,
+    pub(crate) rejected_locally: u64,
+    pub(crate) calls: u64,
+    pub(crate) requests: u64,
+    pub(crate) retries: u64,
+    pub(crate) succeeded: u64,
+    pub(crate) gave_up: u64,
+    pub(crate) failed_permanently: u64,
+    pub(crate) timeouts: u64,
+    pub(crate) rejected: u64,
+    pub(crate) throttled: u64,
+    pub(crate) server_errors: u64,
+    pub(crate) duplicates: u64,
+    pub(crate) deduplicated: u64,
+    pub(crate) measured_successes: u64,
 }
 
 impl Tally {
-    pub(super) fn new(bucket: SimDuration) -> Self {
+    pub(crate) fn new(bucket: SimDuration) -> Self {
         Tally {
             counts: Counts::default(),
             phases: PhaseTally::default(),
@@ -64,7 +64,7 @@ impl Tally {
     }
 
     /// The run's metrics and timeline, once it ended at `end` after `events` events.
-    pub(super) fn finish(
+    pub(crate) fn finish(
         self,
         config: &ServerConfig,
         trigger: Option<Trigger>,

@@ -1,0 +1,403 @@
+//! The emulator's HTTP/1.1, small and on tokio's TCP: the client sends one request at a time on a kept-alive
+//! connection and reads the answer's status, its Retry-After and whether its body says the failure is temporary;
+//! the built-in server reads request heads and writes answers. Heads are parsed by httparse; everything is bounded
+//! (a head of [`MAX_HEAD`] bytes, a body of [`MAX_BODY`]), and nothing is ever sent twice behind the caller's back.
+
+use std::io::{self, ErrorKind};
+use std::net::SocketAddr;
+use std::time::{Duration, SystemTime};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The longest request or answer head read.
+pub(crate) const MAX_HEAD: usize = 16 * 1024;
+/// The longest answer body read.
+pub(crate) const MAX_BODY: usize = 64 * 1024;
+/// Headers read from one head.
+const MAX_HEADERS: usize = 64;
+
+/// An answer as the client's classifier sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    /// Retry-After in wall time: `retry-after-ms` when sent (the built-in server's precise hint), else the
+    /// standard header as delta-seconds or an HTTP-date.
+    pub(crate) retry_after: Option<Duration>,
+    /// The body says the failure is temporary ("temporarily unavailable", "try again").
+    pub(crate) transient_body: bool,
+}
+
+/// Why an exchange ended without an answer.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    /// The peer reset the connection, or closed it before a whole answer: no status, as a reset.
+    Reset,
+    /// The answer broke HTTP/1.1, or was longer than the bounds.
+    Malformed(String),
+    /// Any other socket error.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Reset => write!(f, "the connection was reset or closed before a whole answer"),
+            Failure::Malformed(why) => write!(f, "{why}"),
+            Failure::Io(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(error: io::Error) -> Self {
+        match error.kind() {
+            ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::BrokenPipe
+            | ErrorKind::UnexpectedEof => Failure::Reset,
+            _ => Failure::Io(error),
+        }
+    }
+}
+
+/// A client connection: its stream and the bytes read past the last answer.
+pub(crate) struct Conn {
+    stream: TcpStream,
+    buffer: Vec<u8>,
+    /// False once an answer was delimited by the connection's close, or the server asked to close.
+    reusable: bool,
+}
+
+impl Conn {
+    /// Connects to `address`, an address already checked by the caller (never a name to look up).
+    pub(crate) async fn open(address: SocketAddr) -> io::Result<Conn> {
+        let stream = TcpStream::connect(address).await?;
+        stream.set_nodelay(true)?;
+        Ok(Conn { stream, buffer: Vec::with_capacity(1024), reusable: true })
+    }
+
+    /// Whether another request may be sent on this connection.
+    pub(crate) fn reusable(&self) -> bool {
+        self.reusable
+    }
+
+    /// Sends `request` (a whole head) and reads its answer.
+    pub(crate) async fn exchange(&mut self, request: &[u8]) -> Result<Answer, Failure> {
+        self.stream.write_all(request).await?;
+        let (head_len, head) = loop {
+            if let Some(parsed) = parse_answer_head(&self.buffer)? {
+                break parsed;
+            }
+            if self.buffer.len() >= MAX_HEAD {
+                return Err(Failure::Malformed(format!("an answer head longer than {MAX_HEAD} bytes")));
+            }
+            if self.fill().await? == 0 {
+                return Err(Failure::Reset);
+            }
+        };
+        self.buffer.drain(..head_len);
+        self.reusable &= !head.close;
+        let body = match head.framing {
+            Framing::Empty => Vec::new(),
+            Framing::Length(length) => self.take(length).await?,
+            Framing::Chunked => self.chunked().await?,
+            Framing::UntilClose => {
+                self.reusable = false;
+                while self.buffer.len() <= MAX_BODY && self.fill().await? > 0 {}
+                std::mem::take(&mut self.buffer)
+            }
+        };
+        Ok(Answer { status: head.status, retry_after: head.retry_after, transient_body: says_transient(&body) })
+    }
+
+    /// Reads more bytes into the buffer; 0 at the end of the stream.
+    async fn fill(&mut self) -> Result<usize, Failure> {
+        let mut chunk = [0u8; 4096];
+        let read = self.stream.read(&mut chunk).await?;
+        self.buffer.extend_from_slice(&chunk[..read]);
+        Ok(read)
+    }
+
+    /// The next `length` bytes of the stream.
+    async fn take(&mut self, length: usize) -> Result<Vec<u8>, Failure> {
+        if length > MAX_BODY {
+            return Err(Failure::Malformed(format!("a body of {length} bytes, more than {MAX_BODY}")));
+        }
+        while self.buffer.len() < length {
+            if self.fill().await? == 0 {
+                return Err(Failure::Reset);
+            }
+        }
+        Ok(self.buffer.drain(..length).collect())
+    }
+
+    /// The next line, without its CRLF.
+    async fn line(&mut self) -> Result<Vec<u8>, Failure> {
+        loop {
+            if let Some(end) = self.buffer.windows(2).position(|pair| pair == b"\r\n") {
+                let line = self.buffer.drain(..end + 2).take(end).collect();
+                return Ok(line);
+            }
+            if self.buffer.len() > MAX_HEAD {
+                return Err(Failure::Malformed("a chunk line without its end".into()));
+            }
+            if self.fill().await? == 0 {
+                return Err(Failure::Reset);
+            }
+        }
+    }
+
+    /// A chunked body (RFC 9112 §7.1), trailers skipped.
+    async fn chunked(&mut self) -> Result<Vec<u8>, Failure> {
+        let mut body = Vec::new();
+        loop {
+            let line = self.line().await?;
+            let size_text = line.split(|&byte| byte == b';').next().unwrap_or(&[]);
+            let size = std::str::from_utf8(size_text)
+                .ok()
+                .and_then(|text| usize::from_str_radix(text.trim(), 16).ok())
+                .ok_or_else(|| Failure::Malformed("a chunk size that is not hexadecimal".into()))?;
+            if size == 0 {
+                while !self.line().await?.is_empty() {}
+                return Ok(body);
+            }
+            if body.len() + size > MAX_BODY {
+                return Err(Failure::Malformed(format!("a chunked body longer than {MAX_BODY} bytes")));
+            }
+            body.extend(self.take(size).await?);
+            if !self.line().await?.is_empty() {
+                return Err(Failure::Malformed("a chunk longer than its size".into()));
+            }
+        }
+    }
+}
+
+/// How an answer's body ends.
+#[derive(Debug, PartialEq)]
+enum Framing {
+    Empty,
+    Length(usize),
+    Chunked,
+    UntilClose,
+}
+
+#[derive(Debug, PartialEq)]
+struct AnswerHead {
+    status: u16,
+    retry_after: Option<Duration>,
+    framing: Framing,
+    close: bool,
+}
+
+/// An answer head at the start of `bytes` and its length, `None` while incomplete.
+fn parse_answer_head(bytes: &[u8]) -> Result<Option<(usize, AnswerHead)>, Failure> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let length = match response.parse(bytes) {
+        Ok(httparse::Status::Complete(length)) => length,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(error) => return Err(Failure::Malformed(format!("an answer head that is not HTTP/1.1: {error}"))),
+    };
+    let status = response.code.unwrap_or(0);
+    let value = |name: &str| {
+        response
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .and_then(|h| std::str::from_utf8(h.value).ok())
+    };
+    let precise = value("retry-after-ms").and_then(|ms| ms.trim().parse::<f64>().ok()).filter(|ms| *ms >= 0.0);
+    let retry_after = match precise {
+        Some(ms) => Some(Duration::from_secs_f64(ms / 1e3)),
+        None => value("retry-after").and_then(|text| retry_after(text, SystemTime::now())),
+    };
+    let chunked = value("transfer-encoding").is_some_and(|te| te.to_ascii_lowercase().contains("chunked"));
+    let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
+        Framing::Empty
+    } else if chunked {
+        Framing::Chunked
+    } else if let Some(text) = value("content-length") {
+        let length = text.trim().parse().map_err(|_| Failure::Malformed(format!("Content-Length {text:?}")))?;
+        if length == 0 { Framing::Empty } else { Framing::Length(length) }
+    } else {
+        Framing::UntilClose
+    };
+    let close = value("connection").is_some_and(|c| c.eq_ignore_ascii_case("close"));
+    Ok(Some((length, AnswerHead { status, retry_after, framing, close })))
+}
+
+/// A Retry-After value (RFC 9110 §10.2.3): delta-seconds, or an HTTP-date counted from `now` (a date past is 0).
+pub(crate) fn retry_after(text: &str, now: SystemTime) -> Option<Duration> {
+    let text = text.trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let date = httpdate::parse_http_date(text).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Whether a body says its failure is temporary: the server model's disguised 400 says "upstream temporarily
+/// unavailable"; "try again" is the other common wording.
+fn says_transient(body: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(body).to_ascii_lowercase();
+    text.contains("temporarily unavailable") || text.contains("try again")
+}
+
+/// A request head as the built-in server needs it.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct RequestHead {
+    pub(crate) host: Option<String>,
+    pub(crate) origin: Option<String>,
+    /// The emulator's own headers: which request and attempt this is, and when the client sent it (ns since the
+    /// emulation's start).
+    pub(crate) request: Option<u64>,
+    pub(crate) attempt: Option<u32>,
+    pub(crate) sent_ns: Option<u64>,
+    body_length: usize,
+}
+
+/// The next request head on `stream`, `None` when the peer closed between requests. Any body is read and dropped.
+pub(crate) async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> io::Result<Option<RequestHead>> {
+    loop {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut request = httparse::Request::new(&mut headers);
+        match request.parse(buffer) {
+            Ok(httparse::Status::Complete(length)) => {
+                let value = |name: &str| {
+                    request
+                        .headers
+                        .iter()
+                        .find(|h| h.name.eq_ignore_ascii_case(name))
+                        .map(|h| String::from_utf8_lossy(h.value).into_owned())
+                };
+                let number = |name: &str| value(name).and_then(|text| text.trim().parse::<u64>().ok());
+                let head = RequestHead {
+                    host: value("host"),
+                    origin: value("origin"),
+                    request: number("x-retrylab-request"),
+                    attempt: number("x-retrylab-attempt").and_then(|n| u32::try_from(n).ok()),
+                    sent_ns: number("x-retrylab-sent-ns"),
+                    body_length: number("content-length").unwrap_or(0) as usize,
+                };
+                buffer.drain(..length);
+                if head.body_length > MAX_BODY {
+                    return Err(io::Error::new(ErrorKind::InvalidData, "request body too long"));
+                }
+                while buffer.len() < head.body_length {
+                    if read_more(stream, buffer).await? == 0 {
+                        return Ok(None);
+                    }
+                }
+                buffer.drain(..head.body_length);
+                return Ok(Some(head));
+            }
+            Ok(httparse::Status::Partial) if buffer.len() < MAX_HEAD => {}
+            Ok(httparse::Status::Partial) | Err(_) => {
+                return Err(io::Error::new(ErrorKind::InvalidData, "not an HTTP/1.1 request head"));
+            }
+        }
+        if read_more(stream, buffer).await? == 0 {
+            return Ok(None);
+        }
+    }
+}
+
+async fn read_more(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> io::Result<usize> {
+    let mut chunk = [0u8; 4096];
+    let read = stream.read(&mut chunk).await?;
+    buffer.extend_from_slice(&chunk[..read]);
+    Ok(read)
+}
+
+/// An answer: status, an optional Retry-After (sent both in whole seconds, rounded up, and in exact ms as
+/// `retry-after-ms`), and a short text body.
+pub(crate) fn answer_bytes(status: u16, retry_after: Option<Duration>, body: &str) -> Vec<u8> {
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        421 => "Misdirected Request",
+        403 => "Forbidden",
+        422 => "Unprocessable Content",
+        429 => "Too Many Requests",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        _ => "",
+    };
+    let mut head =
+        format!("HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n", body.len());
+    if let Some(hint) = retry_after {
+        let seconds = hint.as_nanos().div_ceil(1_000_000_000);
+        head.push_str(&format!("retry-after: {seconds}\r\nretry-after-ms: {:.3}\r\n", hint.as_secs_f64() * 1e3));
+    }
+    head.push_str("\r\n");
+    head.push_str(body);
+    head.into_bytes()
+}
+
+/// A request head for attempt `attempt` of request `request`, to `host` (as the Host header writes it) at `path`.
+pub(crate) fn request_bytes(host: &str, path: &str, request: u64, attempt: u32, sent_ns: u64) -> Vec<u8> {
+    format!(
+        "GET {path} HTTP/1.1\r\nhost: {host}\r\nuser-agent: retrylab-emulate/{}\r\nx-retrylab-request: {request}\r\n\
+         x-retrylab-attempt: {attempt}\r\nx-retrylab-sent-ns: {sent_ns}\r\n\r\n",
+        env!("CARGO_PKG_VERSION")
+    )
+    .into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> AnswerHead {
+        parse_answer_head(text.as_bytes()).unwrap().unwrap().1
+    }
+
+    #[test]
+    fn an_answer_head_gives_status_hint_and_framing() {
+        let parsed = head("HTTP/1.1 503 x\r\nRetry-After: 2\r\nContent-Length: 5\r\n\r\nhello");
+        assert_eq!(
+            parsed,
+            AnswerHead {
+                status: 503,
+                retry_after: Some(Duration::from_secs(2)),
+                framing: Framing::Length(5),
+                close: false
+            }
+        );
+        let precise = head("HTTP/1.1 429 x\r\nretry-after: 1\r\nretry-after-ms: 12.5\r\ncontent-length: 0\r\n\r\n");
+        assert_eq!((precise.retry_after, precise.framing), (Some(Duration::from_micros(12_500)), Framing::Empty));
+        assert_eq!(head("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n").framing, Framing::Chunked);
+        let until_close = head("HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n");
+        assert_eq!((until_close.framing, until_close.close), (Framing::UntilClose, true));
+        assert_eq!(head("HTTP/1.1 204 No Content\r\n\r\n").framing, Framing::Empty);
+        assert!(parse_answer_head(b"HTTP/1.1 200 OK\r\ncontent-le").unwrap().is_none(), "incomplete");
+        assert!(matches!(parse_answer_head(b"SSH-2.0\r\n\r\n"), Err(Failure::Malformed(_))));
+        assert!(matches!(
+            parse_answer_head(b"HTTP/1.1 200 OK\r\ncontent-length: x\r\n\r\n"),
+            Err(Failure::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let now = httpdate::parse_http_date("Wed, 21 Oct 2026 07:28:00 GMT").unwrap();
+        assert_eq!(retry_after(" 120 ", now), Some(Duration::from_secs(120)));
+        assert_eq!(retry_after("Wed, 21 Oct 2026 07:28:30 GMT", now), Some(Duration::from_secs(30)));
+        assert_eq!(retry_after("Wed, 21 Oct 2026 07:27:00 GMT", now), Some(Duration::ZERO), "a date past");
+        assert_eq!(retry_after("soon", now), None);
+        assert_eq!(retry_after("-3", now), None);
+    }
+
+    #[test]
+    fn an_answer_written_is_read_back_with_its_hint() {
+        let bytes = answer_bytes(503, Some(Duration::from_micros(1_500)), "upstream temporarily unavailable");
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(text.contains("retry-after: 1\r\n") && text.contains("retry-after-ms: 1.500\r\n"), "{text}");
+        let (length, parsed) = parse_answer_head(&bytes).unwrap().unwrap();
+        assert_eq!(parsed.retry_after, Some(Duration::from_micros(1_500)));
+        assert!(says_transient(&bytes[length..]));
+        assert!(!says_transient(b"no such user"));
+        assert!(says_transient(b"Please TRY AGAIN later"));
+    }
+}
