@@ -314,7 +314,7 @@ fn stage_trace(
     Ok(StagedTrace { file: StagedFile::write(&trace.file, &bytes)?, spans: output.spans.len(), memory })
 }
 
-fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {
+pub(crate) fn progress_bar(total: u64, label: &str, quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
     }

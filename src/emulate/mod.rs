@@ -196,6 +196,8 @@ impl Study<'_> {
             );
         }
         let started = Instant::now();
+        let total = self.points.len() as u64 * u64::from(scenario.replicates);
+        let bar = crate::commands::progress_bar(total, &format!("{} (emulated)", scenario.name), options.quiet);
         let (lags, transport) = (Lags::default(), Lags::default());
         let mut runs = Vec::new();
         let mut interrupted = None;
@@ -203,7 +205,8 @@ impl Study<'_> {
             for replicate in 0..scenario.replicates {
                 let seeds = point.seeds(scenario.seed, replicate);
                 let run = Replicate { config, seeds, bucket: scenario.timeline_bucket, scale, options, target };
-                let measured = run.run()?;
+                let measured = run.run().inspect_err(|_| bar.finish_and_clear())?;
+                bar.inc(1);
                 lags.absorb(&measured.lags);
                 if let Some(server) = &measured.transport {
                     transport.absorb(server);
@@ -215,6 +218,7 @@ impl Study<'_> {
                 }
             }
         }
+        bar.finish_and_clear();
         if let Some(signal) = interrupted
             && target.is_none()
         {

@@ -66,6 +66,17 @@ pub(super) fn report(
     );
     let has_settings = points.iter().any(|point| point.policy.is_some() || point.settings.is_some());
     header(&mut page, scenario, points.len(), has_settings);
+    if let Some(emulation) = &manifest.emulation {
+        let _ = writeln!(
+            page,
+            "<p class=\"note\">Emulated: measured on real sockets by <code>retrylab emulate</code> against {} at time \
+             scale {}, in scenario time. Timers woke {:.3} ms late on average ({:.3} ms at the 99th percentile).</p>",
+            escape(&emulation.server),
+            emulation.time_scale,
+            emulation.timer_lag_mean_ms,
+            emulation.timer_lag_p99_ms
+        );
+    }
     super::html_settings::warnings(&mut page, manifest);
     charts(&mut page, scenario, chart_files, target)?;
     summary_table(&mut page, scenario, points, aggregate);

@@ -79,6 +79,8 @@ fn a_small_burst_is_served_whole_and_written_like_a_run() {
     assert_eq!(manifest["emulation"]["server"], "built-in");
     assert_eq!(manifest["emulation"]["time_scale"], 2.0);
     assert!(manifest["emulation"]["timer_lag_p99_ms"].as_f64().unwrap() >= 0.0);
+    let html = std::fs::read_to_string(emulated.join("report.html")).unwrap();
+    assert!(html.contains("Emulated: measured on real sockets"), "report.html says so");
     let simulated_manifest = std::fs::read_to_string(simulated.join("manifest.json")).unwrap();
     assert!(!simulated_manifest.contains("\"mode\""), "a simulated manifest is unchanged");
     let shown = retrylab().args(["show", emulated.to_str().unwrap()]).output().unwrap();
@@ -391,4 +393,36 @@ fn an_outage_on_real_sockets_is_judged_as_the_simulation_judges_it() {
         assert!(during.3 < 0.9, "{kind}: the outage hurts in the simulation: {during:?}");
         assert_eq!(verdict(&rows, &format!("outage-{kind}"), "recovered").4, 1.0, "{kind}: and the service recovers");
     }
+}
+
+#[test]
+fn ctrl_c_stops_a_target_run_and_keeps_what_it_measured() {
+    // A service that is never done: 503 with Retry-After: 1 forever, so the run would go on to its bounds.
+    let service = test_service(usize::MAX);
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write_scenario(dir.path(), "forever.toml", &burst(3, "workers = 1", ""));
+    let out = dir.path().join("out");
+    let url = format!("http://{}/work", service.address);
+    let child = StdCommand::new(env!("CARGO_BIN_EXE_retrylab"))
+        .args(["emulate", scenario.to_str().unwrap(), "--target", &url, "--out", out.to_str().unwrap(), "--quiet"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while service.arrivals.lock().unwrap().len() < 6 {
+        assert!(started.elapsed().as_secs() < 60, "the service heard too little in 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(StdCommand::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGINT; kept the 1 finished run(s) in"), "{stderr}");
+    let row = runs_row(&out, 0);
+    let received = service.arrivals.lock().unwrap().len() as f64;
+    assert_eq!(value(&row, "calls"), received, "every attempt sent was received and counted: {row:?}");
+    assert_eq!((value(&row, "requests"), value(&row, "succeeded")), (3.0, 0.0));
+    let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
+    assert!(manifest.contains("\"truncated_runs\": 1"), "{manifest}");
 }

@@ -81,10 +81,14 @@ fn assert_sane(text: &str, columns: usize, context: &str) {
 fn show_draws_every_committed_results_folder() {
     let results = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
     let mut seen = 0;
-    // results/questions/ holds the question scenarios' folders, one level down.
-    let folders = listing(&results).into_iter().flat_map(|name| match name.as_str() {
-        "questions" => listing(&results.join(&name)).into_iter().map(|q| format!("questions/{q}")).collect(),
-        _ => vec![name],
+    // results/questions/ holds the question scenarios' folders one level down, and an emulation's check
+    // (emulate-herd-check/) its simulated and emulated folders: a folder without a manifest is looked into.
+    let folders = listing(&results).into_iter().flat_map(|name| {
+        if results.join(&name).join("manifest.json").exists() {
+            vec![name]
+        } else {
+            listing(&results.join(&name)).into_iter().map(|inner| format!("{name}/{inner}")).collect()
+        }
     });
     for name in folders {
         let dir = results.join(&name);
