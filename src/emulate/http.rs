@@ -400,4 +400,110 @@ mod tests {
         assert!(!says_transient(b"no such user"));
         assert!(says_transient(b"Please TRY AGAIN later"));
     }
+
+    /// Serves one connection on 127.0.0.1 with `serve` and runs `client` against it; a failed assertion on either
+    /// side fails the test.
+    fn against<S, F, C, G>(serve: S, client: C)
+    where
+        S: FnOnce(TcpStream) -> F + Send + 'static,
+        F: std::future::Future<Output = ()> + Send + 'static,
+        C: FnOnce(SocketAddr) -> G,
+        G: std::future::Future<Output = ()>,
+    {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_io().enable_time().build().unwrap();
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let address = listener.local_addr().unwrap();
+            let server = tokio::spawn(async move {
+                let (stream, _) = listener.accept().await.unwrap();
+                serve(stream).await;
+            });
+            client(address).await;
+            server.await.expect("the server side's assertions hold");
+        });
+    }
+
+    /// Reads one request head off `stream`, answering nothing.
+    async fn read_head(stream: &mut TcpStream) {
+        let mut buffer = Vec::new();
+        assert!(read_request(stream, &mut buffer).await.unwrap().is_some());
+    }
+
+    #[test]
+    fn a_kept_alive_connection_carries_answers_of_every_framing_one_after_another() {
+        against(
+            |mut stream| async move {
+                let answers: [&[u8]; 3] = [
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
+                    b"HTTP/1.1 400 Bad\r\ntransfer-encoding: chunked\r\n\r\n9;x=1\r\ntry again\r\n0\r\nt: 1\r\n\r\n",
+                    b"HTTP/1.1 503 Busy\r\nretry-after: 3\r\n\r\nuntil close",
+                ];
+                for answer in answers {
+                    read_head(&mut stream).await;
+                    stream.write_all(answer).await.unwrap();
+                }
+            },
+            |address| async move {
+                let mut conn = Conn::open(address).await.unwrap();
+                let request = request_bytes("h", "/", 1, 1, 0);
+                let ok = conn.exchange(&request).await.unwrap();
+                assert_eq!((ok.status, ok.transient_body, conn.reusable()), (200, false, true));
+                let chunked = conn.exchange(&request).await.unwrap();
+                assert_eq!((chunked.status, chunked.transient_body, conn.reusable()), (400, true, true));
+                let last = conn.exchange(&request).await.unwrap();
+                assert_eq!(
+                    (last.status, last.retry_after, conn.reusable()),
+                    (503, Some(Duration::from_secs(3)), false)
+                );
+            },
+        );
+    }
+
+    #[test]
+    fn a_reset_or_a_half_answer_is_a_reset_and_a_broken_one_malformed() {
+        for (how, expected) in [("reset", "Reset"), ("half", "Reset"), ("garbage", "Malformed"), ("huge", "Malformed")]
+        {
+            against(
+                move |mut stream| async move {
+                    read_head(&mut stream).await;
+                    match how {
+                        "reset" => stream.set_zero_linger().unwrap(),
+                        "half" => stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc").await.unwrap(),
+                        "garbage" => stream.write_all(b"NOT HTTP AT ALL\r\n\r\n").await.unwrap(),
+                        _ => stream.write_all(&vec![b'x'; MAX_HEAD + 10]).await.unwrap_or(()),
+                    }
+                },
+                move |address| async move {
+                    let mut conn = Conn::open(address).await.unwrap();
+                    let failure = conn.exchange(&request_bytes("h", "/", 1, 1, 0)).await.unwrap_err();
+                    assert!(format!("{failure:?}").starts_with(expected), "{how}: {failure:?}");
+                },
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_head_carries_the_emulators_numbers_and_its_body_is_skipped() {
+        against(
+            |mut stream| async move {
+                let mut buffer = Vec::new();
+                let head = read_request(&mut stream, &mut buffer).await.unwrap().unwrap();
+                assert_eq!(head.host.as_deref(), Some("127.0.0.1:9"));
+                assert_eq!((head.request, head.attempt, head.sent_ns), (Some(7), Some(3), Some(42)));
+                let second = read_request(&mut stream, &mut buffer).await.unwrap().unwrap();
+                assert_eq!((second.request, second.origin.as_deref()), (None, Some("http://x")));
+                assert!(read_request(&mut stream, &mut buffer).await.unwrap().is_none(), "closed between requests");
+            },
+            |address| async move {
+                let mut stream = TcpStream::connect(address).await.unwrap();
+                stream.write_all(&request_bytes("127.0.0.1:9", "/w", 7, 3, 42)).await.unwrap();
+                stream
+                    .write_all(b"POST / HTTP/1.1\r\norigin: http://x\r\ncontent-length: 4\r\n\r\nbody")
+                    .await
+                    .unwrap();
+                drop(stream);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            },
+        );
+    }
 }

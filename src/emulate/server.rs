@@ -143,6 +143,8 @@ async fn connection(mut stream: TcpStream, context: Arc<Context>) {
             Ok(()) => match attempt(&context, &head, &mut stream, &mut buffer).await {
                 Reply::Answer(outcome, hint) => answer(&context, outcome, hint).await,
                 Reply::Reset => {
+                    // The reset takes the trip back like any answer.
+                    network_delay(&context).await;
                     let _ = stream.set_zero_linger();
                     return;
                 }
@@ -197,6 +199,10 @@ async fn attempt(context: &Context, head: &RequestHead, stream: &mut TcpStream, 
     let queued = {
         let mut books = context.books.lock();
         books.call(head.request, arrived);
+        if config.on_timeout == OnTimeout::Cancel && !books.is_current(head.request, head.attempt) {
+            // The client cancelled this attempt while it was on its way.
+            return Reply::Silent;
+        }
         match config.faults.at(arrived) {
             Some(FaultKind::BlackHole) => return Reply::Silent,
             Some(FaultKind::FailFast) => {

@@ -426,3 +426,49 @@ fn ctrl_c_stops_a_target_run_and_keeps_what_it_measured() {
     let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
     assert!(manifest.contains("\"truncated_runs\": 1"), "{manifest}");
 }
+
+/// The totals of one emulated run of `scenario` (built-in server), as (column, value) pairs.
+fn emulated_row(dir: &Path, name: &str, text: &str) -> Vec<(String, String)> {
+    let scenario = write_scenario(dir, name, text);
+    let out = dir.join(format!("{name}.out"));
+    let output = emulate(&scenario, &out, &["--time-scale", "1", "--max-overhead", "1"]);
+    assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
+    runs_row(&out, 0)
+}
+
+#[test]
+fn the_built_in_servers_faults_reset_stay_silent_and_refuse() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = |kind: &str| {
+        format!(
+            "workers = 2\nservice = \"constant\"\nservice_mean = \"5ms\"\noutage_start = \"0s\"\n\
+             outage_duration = \"10s\"\noutage_kind = \"{kind}\""
+        )
+    };
+    let client = "max_attempts = 2\ntimeout = \"50ms\"";
+    // Every attempt of 4 clients meets the fault, twice each: resets and 503s are refusals, a black hole is a
+    // timeout; nobody succeeds.
+    for (kind, rejected, timeouts) in [("reset", 8.0, 0.0), ("fail-fast", 8.0, 0.0), ("black-hole", 0.0, 8.0)] {
+        let row = emulated_row(dir.path(), &format!("{kind}.toml"), &burst(4, &model(kind), client));
+        let counts: Vec<f64> =
+            ["calls", "rejected", "timeouts", "gave_up", "succeeded"].iter().map(|c| value(&row, c)).collect();
+        assert_eq!(counts, [8.0, rejected, timeouts, 4.0, 0.0], "{kind}: {row:?}");
+    }
+}
+
+#[test]
+fn a_queued_attempt_whose_client_gave_up_is_dropped_with_cancel_and_served_with_abandon() {
+    let dir = tempfile::tempdir().unwrap();
+    // One worker, 200 ms services, three clients that wait 50 ms: the first is served to the end either way; the
+    // two queued behind it are dropped when their clients hang up (cancel) or served anyway (abandon).
+    let model = "workers = 1\nservice = \"constant\"\nservice_mean = \"200ms\"";
+    let client = |on_timeout: &str| format!("max_attempts = 1\ntimeout = \"50ms\"\non_timeout = \"{on_timeout}\"");
+    let cancel = emulated_row(dir.path(), "cancel.toml", &burst(3, model, &client("cancel")));
+    let abandon = emulated_row(dir.path(), "abandon.toml", &burst(3, model, &client("abandon")));
+    for row in [&cancel, &abandon] {
+        assert_eq!((value(row, "calls"), value(row, "timeouts"), value(row, "gave_up")), (3.0, 3.0, 3.0), "{row:?}");
+    }
+    let (cancelled, abandoned) = (value(&cancel, "completion_ms"), value(&abandon, "completion_ms"));
+    assert!((200.0..400.0).contains(&cancelled), "one service, then nothing: {cancelled}");
+    assert!(abandoned >= 600.0, "three services one after the other: {abandoned}");
+}
