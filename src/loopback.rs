@@ -206,6 +206,8 @@ mod tests {
             ("http://127.0.0.1:0/", "1 to 65535"),
             ("http://127.0.0.1:99999/", "1 to 65535"),
             ("http://[::1/", "closing ]"),
+            ("http://[::1]x:80/", "after the IPv6 address"),
+            ("http://127.1:8080/", "is a name"),
             ("http:///path", "no host"),
             ("http://127.0.0.1/a b", "spaces"),
         ];
@@ -215,5 +217,8 @@ mod tests {
         }
         let remote = parse_target("http://192.0.2.1:8080/x", true).unwrap();
         assert_eq!(remote.address, "192.0.2.1:8080".parse().unwrap(), "a literal needs no lookup even when allowed");
+        // With --allow-remote a name is looked up; "127.1" is one the resolver reads as a number, with no query.
+        let named = parse_target("http://127.1:8080/", true).unwrap();
+        assert_eq!((named.address, named.host.as_str()), ("127.0.0.1:8080".parse().unwrap(), "127.1:8080"));
     }
 }

@@ -112,6 +112,11 @@ mod tests {
             assert_eq!(clock.at_wall(t0 + Duration::from_millis(20)), SimTime::from_nanos((20e6 / scale) as u64));
             assert_eq!(clock.at_wall(t0 - Duration::from_millis(1).min(t0.elapsed())), SimTime::ZERO, "before t0");
         }
+        // Wall nanoseconds since the start, whatever the scale: what the client stamps on its requests.
+        let started = Clock::new(Instant::now() - Duration::from_millis(5), 10.0);
+        let stamp = started.wall_nanos();
+        assert!((5_000_000..1_000_000_000).contains(&stamp), "{stamp}");
+        assert!(started.wall_nanos() >= stamp);
     }
 
     #[test]
@@ -134,5 +139,9 @@ mod tests {
         assert!((lags.quantile_ms(1.0) - 7.0).abs() < 7.0 * 0.02, "{}", lags.quantile_ms(1.0));
         assert!(lags.mean_ms() > 7.0 / 4.0, "{}", lags.mean_ms());
         assert_eq!((Lags::default().mean_ms(), Lags::default().quantile_ms(0.99)), (0.0, 0.0));
+        let known = Lags::default();
+        known.record(SimDuration::from_millis(2));
+        known.record(SimDuration::from_millis(4));
+        assert!((known.mean_ms() - 3.0).abs() < 1e-12, "the mean is exact: {}", known.mean_ms());
     }
 }

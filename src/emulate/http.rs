@@ -399,6 +399,19 @@ mod tests {
         assert!(says_transient(&bytes[length..]));
         assert!(!says_transient(b"no such user"));
         assert!(says_transient(b"Please TRY AGAIN later"));
+        for (status, reason) in [
+            (200, "OK"),
+            (400, "Bad Request"),
+            (403, "Forbidden"),
+            (421, "Misdirected Request"),
+            (422, "Unprocessable Content"),
+            (429, "Too Many Requests"),
+            (502, "Bad Gateway"),
+            (503, "Service Unavailable"),
+        ] {
+            let line = format!("HTTP/1.1 {status} {reason}\r\n");
+            assert!(answer_bytes(status, None, "").starts_with(line.as_bytes()), "{line}");
+        }
     }
 
     /// Serves one connection on 127.0.0.1 with `serve` and runs `client` against it; a failed assertion on either
@@ -433,27 +446,44 @@ mod tests {
     fn a_kept_alive_connection_carries_answers_of_every_framing_one_after_another() {
         against(
             |mut stream| async move {
-                let answers: [&[u8]; 3] = [
+                // Inside the bounds: a 4 KiB header and a body of exactly the longest length read.
+                let long = format!(
+                    "HTTP/1.1 200 OK\r\nx-long: {}\r\ncontent-length: {MAX_BODY}\r\n\r\n{}",
+                    "h".repeat(4096),
+                    "b".repeat(MAX_BODY)
+                );
+                let answers: [&[u8]; 4] = [
+                    long.as_bytes(),
                     b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok",
-                    b"HTTP/1.1 400 Bad\r\ntransfer-encoding: chunked\r\n\r\n9;x=1\r\ntry again\r\n0\r\nt: 1\r\n\r\n",
-                    b"HTTP/1.1 503 Busy\r\nretry-after: 3\r\n\r\nuntil close",
+                    b"HTTP/1.1 400 Bad\r\ntransfer-encoding: chunked\r\n\r\n9;x=1\r\ntry again\r\n0\r\nt: 1\r\nu: 2\r\n\r\n",
+                    b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok",
                 ];
                 for answer in answers {
                     read_head(&mut stream).await;
                     stream.write_all(answer).await.unwrap();
                 }
+                // A body that ends with the connection, sent after its head has been read.
+                read_head(&mut stream).await;
+                stream.write_all(b"HTTP/1.1 503 Busy\r\nretry-after: 3\r\n\r\n").await.unwrap();
+                for piece in [&b"please try "[..], b"again later"] {
+                    tokio::time::sleep(Duration::from_millis(30)).await;
+                    stream.write_all(piece).await.unwrap();
+                }
             },
             |address| async move {
                 let mut conn = Conn::open(address).await.unwrap();
                 let request = request_bytes("h", "/", 1, 1, 0);
+                assert_eq!(conn.exchange(&request).await.unwrap().status, 200, "a long head and body");
                 let ok = conn.exchange(&request).await.unwrap();
                 assert_eq!((ok.status, ok.transient_body, conn.reusable()), (200, false, true));
                 let chunked = conn.exchange(&request).await.unwrap();
                 assert_eq!((chunked.status, chunked.transient_body, conn.reusable()), (400, true, true));
+                let closing = conn.exchange(&request).await.unwrap();
+                assert_eq!((closing.status, conn.reusable()), (200, false), "the server said it closes");
                 let last = conn.exchange(&request).await.unwrap();
                 assert_eq!(
-                    (last.status, last.retry_after, conn.reusable()),
-                    (503, Some(Duration::from_secs(3)), false)
+                    (last.status, last.retry_after, last.transient_body, conn.reusable()),
+                    (503, Some(Duration::from_secs(3)), true, false)
                 );
             },
         );
@@ -461,8 +491,14 @@ mod tests {
 
     #[test]
     fn a_reset_or_a_half_answer_is_a_reset_and_a_broken_one_malformed() {
-        for (how, expected) in [("reset", "Reset"), ("half", "Reset"), ("garbage", "Malformed"), ("huge", "Malformed")]
-        {
+        let cases = [
+            ("reset", "Reset"),
+            ("half", "Reset"),
+            ("garbage", "Malformed"),
+            ("huge", "Malformed"),
+            ("too long", "Malformed"),
+        ];
+        for (how, expected) in cases {
             against(
                 move |mut stream| async move {
                     read_head(&mut stream).await;
@@ -470,13 +506,27 @@ mod tests {
                         "reset" => stream.set_zero_linger().unwrap(),
                         "half" => stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nabc").await.unwrap(),
                         "garbage" => stream.write_all(b"NOT HTTP AT ALL\r\n\r\n").await.unwrap(),
-                        _ => stream.write_all(&vec![b'x'; MAX_HEAD + 10]).await.unwrap_or(()),
+                        "too long" => {
+                            let head = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", MAX_BODY + 1);
+                            stream.write_all(head.as_bytes()).await.unwrap();
+                        }
+                        _ => {
+                            let endless = format!("HTTP/1.1 200 OK\r\nx: {}", "a".repeat(MAX_HEAD + 10));
+                            stream.write_all(endless.as_bytes()).await.unwrap_or(());
+                        }
                     }
                 },
                 move |address| async move {
                     let mut conn = Conn::open(address).await.unwrap();
                     let failure = conn.exchange(&request_bytes("h", "/", 1, 1, 0)).await.unwrap_err();
                     assert!(format!("{failure:?}").starts_with(expected), "{how}: {failure:?}");
+                    let said = failure.to_string();
+                    match how {
+                        "reset" | "half" => assert!(said.contains("reset or closed"), "{said}"),
+                        "garbage" => assert!(said.contains("not HTTP/1.1"), "{said}"),
+                        "too long" => assert!(said.contains("a body of 65537 bytes"), "{said}"),
+                        _ => assert!(said.contains("longer than 16384 bytes"), "{said}"),
+                    }
                 },
             );
         }
@@ -505,5 +555,64 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             },
         );
+    }
+
+    #[test]
+    fn chunked_answers_are_read_across_reads_and_held_to_the_bounds() {
+        let big = format!("{:x}", MAX_BODY);
+        for (case, expected) in
+            [("split", Ok(200)), ("exact", Ok(200)), ("over", Err("longer than")), ("endless", Err("without its end"))]
+        {
+            let big = big.clone();
+            against(
+                move |mut stream| async move {
+                    read_head(&mut stream).await;
+                    stream.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n").await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    let rest = match case {
+                        "split" => "3\r\nabc\r\n0\r\n\r\n".to_owned(),
+                        "exact" => format!("{big}\r\n{}\r\n0\r\n\r\n", "x".repeat(MAX_BODY)),
+                        "over" => format!("{big}\r\n{}\r\n1\r\nx\r\n0\r\n\r\n", "x".repeat(MAX_BODY)),
+                        _ => "7".repeat(MAX_HEAD + 10),
+                    };
+                    stream.write_all(rest.as_bytes()).await.unwrap_or(());
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                },
+                move |address| async move {
+                    let mut conn = Conn::open(address).await.unwrap();
+                    let result = conn.exchange(&request_bytes("h", "/", 1, 1, 0)).await;
+                    match (expected, result) {
+                        (Ok(status), Ok(answer)) => assert_eq!(answer.status, status, "{case}"),
+                        (Err(why), Err(failure)) => assert!(failure.to_string().contains(why), "{case}: {failure}"),
+                        (_, other) => panic!("{case}: {other:?}"),
+                    }
+                },
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_head_or_body_past_the_bounds_is_refused() {
+        for (case, text) in [
+            ("head", format!("GET / HTTP/1.1\r\nx: {}", "a".repeat(MAX_HEAD + 10))),
+            ("body", format!("POST / HTTP/1.1\r\ncontent-length: {}\r\n\r\n", MAX_BODY + 1)),
+            ("exact body", format!("POST / HTTP/1.1\r\ncontent-length: {MAX_BODY}\r\n\r\n{}", "b".repeat(MAX_BODY))),
+        ] {
+            against(
+                move |mut stream| async move {
+                    let mut buffer = Vec::new();
+                    let read = read_request(&mut stream, &mut buffer).await;
+                    match case {
+                        "exact body" => assert!(read.unwrap().is_some(), "{case}"),
+                        _ => assert_eq!(read.unwrap_err().kind(), ErrorKind::InvalidData, "{case}"),
+                    }
+                },
+                move |address| async move {
+                    let mut stream = TcpStream::connect(address).await.unwrap();
+                    stream.write_all(text.as_bytes()).await.unwrap_or(());
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                },
+            );
+        }
     }
 }

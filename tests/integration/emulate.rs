@@ -264,6 +264,7 @@ fn target_counts_what_the_service_received_and_honours_its_retry_after() {
         let row = runs_row(&out, 0);
         assert_eq!(value(&row, "calls"), arrivals.len() as f64, "{row:?}");
         assert_eq!((value(&row, "calls"), value(&row, "rejected"), value(&row, "succeeded")), (3.0, 2.0, 1.0));
+        assert_eq!((value(&row, "retries"), value(&row, "requests")), (2.0, 1.0));
         let gaps: Vec<f64> = arrivals.windows(2).map(|pair| (pair[1] - pair[0]).as_secs_f64()).collect();
         if shortest_gap > 0.0 {
             assert!(gaps.iter().all(|&gap| gap >= shortest_gap), "{retry_after}: {gaps:?}");
@@ -431,7 +432,7 @@ fn ctrl_c_stops_a_target_run_and_keeps_what_it_measured() {
 fn emulated_row(dir: &Path, name: &str, text: &str) -> Vec<(String, String)> {
     let scenario = write_scenario(dir, name, text);
     let out = dir.join(format!("{name}.out"));
-    let output = emulate(&scenario, &out, &["--time-scale", "1", "--max-overhead", "1"]);
+    let output = emulate(&scenario, &out, &["--max-overhead", "1"]);
     assert!(output.status.success(), "{name}: {}", String::from_utf8_lossy(&output.stderr));
     runs_row(&out, 0)
 }
@@ -471,4 +472,54 @@ fn a_queued_attempt_whose_client_gave_up_is_dropped_with_cancel_and_served_with_
     let (cancelled, abandoned) = (value(&cancel, "completion_ms"), value(&abandon, "completion_ms"));
     assert!((200.0..400.0).contains(&cancelled), "one service, then nothing: {cancelled}");
     assert!(abandoned >= 600.0, "three services one after the other: {abandoned}");
+    // Every service finished after its client had given up: wasted work, in the timeline's `late` series.
+    let late = |name: &str| -> f64 {
+        let mut reader = csv::Reader::from_path(dir.path().join(format!("{name}.toml.out/timeline.csv"))).unwrap();
+        let column = reader.headers().unwrap().iter().position(|h| h == "late").unwrap();
+        reader.records().map(|r| r.unwrap()[column].parse::<f64>().unwrap()).sum()
+    };
+    assert_eq!((late("cancel"), late("abandon")), (1.0, 3.0));
+}
+
+#[test]
+fn the_built_in_server_answers_its_error_draws_and_its_rate_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = "workers = 2\nservice = \"constant\"\nservice_mean = \"1ms\"";
+    // Every service ends in the drawn error; two attempts each for 3 clients.
+    let cases = [
+        ("error_probability", "", [6.0, 6.0, 3.0, 0.0]),
+        ("permanent_probability", "", [3.0, 0.0, 0.0, 3.0]),
+        // A 400 saying "temporarily unavailable" is retried only by a classifier that reads the body.
+        ("disguised_probability", "classifier = \"body-aware\"", [6.0, 6.0, 3.0, 0.0]),
+        ("disguised_probability", "classifier = \"status-only\"", [3.0, 3.0, 0.0, 3.0]),
+    ];
+    for (key, classifier, expected) in cases {
+        let model = format!("{served}\n{key} = 1.0");
+        let client = format!("max_attempts = 2\n{classifier}");
+        let row = emulated_row(dir.path(), &format!("{key}.toml"), &burst(3, &model, &client));
+        let counts: Vec<f64> =
+            ["calls", "server_errors", "gave_up", "failed_permanently"].iter().map(|c| value(&row, c)).collect();
+        assert_eq!(counts, expected, "{key} {classifier}: {row:?}");
+    }
+    // One token and a rate of 1/s: the first of three clients is served, the two others get 429 and give up.
+    let limited = format!("{served}\nrate_limit = 1\nrate_burst = 1");
+    let row = emulated_row(dir.path(), "limited.toml", &burst(3, &limited, "max_attempts = 1"));
+    let counts: Vec<f64> = ["calls", "throttled", "succeeded", "gave_up"].iter().map(|c| value(&row, c)).collect();
+    assert_eq!(counts, [3.0, 2.0, 1.0, 2.0], "{row:?}");
+}
+
+#[test]
+fn a_retry_after_a_timeout_applies_the_side_effect_twice_unless_keys_say_it_is_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    // 40 ms services, three times slower for the first 50 ms, and a 60 ms timeout: the first attempt takes
+    // 120 ms and is served to the end after its client gave up (abandon); the retry, on the other worker at
+    // 80 ms, succeeds by 120 ms: the request's side effect is applied twice.
+    let model = "workers = 2\nservice = \"constant\"\nservice_mean = \"40ms\"\nfaults = \"0ms..50ms slowdown x3\"";
+    for (keys, duplicates, deduplicated) in [("off", 1.0, 0.0), ("on", 0.0, 1.0)] {
+        let client = format!("max_attempts = 2\ntimeout = \"60ms\"\nidempotency_keys = \"{keys}\"");
+        let row = emulated_row(dir.path(), &format!("keys-{keys}.toml"), &burst(1, model, &client));
+        let counts: Vec<f64> =
+            ["calls", "succeeded", "duplicates", "deduplicated"].iter().map(|c| value(&row, c)).collect();
+        assert_eq!(counts, [2.0, 1.0, duplicates, deduplicated], "idempotency_keys {keys}: {row:?}");
+    }
 }
