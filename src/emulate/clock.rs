@@ -131,7 +131,8 @@ mod tests {
             }
         });
         assert_eq!(lags.count(), 3);
-        assert!(lags.quantile_ms(0.5) >= 0.0 && lags.mean_ms() >= 0.0);
+        // A timer never wakes exactly at its deadline: every lag recorded is above 0.
+        assert!(lags.quantile_ms(0.0) > 0.0 && lags.mean_ms() > 0.0, "{}", lags.mean_ms());
         let other = Lags::default();
         other.record(SimDuration::from_millis(7));
         lags.absorb(&other);

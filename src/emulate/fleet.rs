@@ -378,7 +378,7 @@ impl Fleet {
         if self.client_side {
             let mut books = self.books.lock();
             match response.status {
-                0 | 503 => books.rejected(now),
+                0 | 503 => books.tally.rejected(now),
                 429 => books.tally.counts.throttled += 1,
                 502 => books.tally.counts.server_errors += 1,
                 400 if response.transient_body => books.tally.counts.server_errors += 1,
@@ -401,20 +401,7 @@ impl Fleet {
 /// A request succeeded at `now`: the counts a simulated success makes.
 fn succeed(books: &mut super::record::Books, config: &ServerConfig, id: u64, sent_at: SimTime, now: SimTime) {
     let phase = books.requests.get(&id).map(|entry| entry.phase).unwrap_or_default();
-    let latency = now - sent_at;
-    books.tally.phases.ended(phase, Some(latency));
-    books.tally.counts.succeeded += 1;
-    books.tally.timeline[series::GOODPUT].record(now);
-    if latency <= config.good_within {
-        books.tally.succeeded_by_send.record(sent_at);
-    }
-    if sent_at >= config.workload.warmup {
-        books.tally.latency.record(latency);
-    }
-    let in_window = config.workload.arrivals.is_burst() || now <= config.workload.duration;
-    if now >= config.workload.warmup && in_window {
-        books.tally.counts.measured_successes += 1;
-    }
+    books.tally.succeeded(config, phase, sent_at, sent_at >= config.workload.warmup, now);
     books.close(id);
 }
 

@@ -113,10 +113,7 @@ impl Conn {
 
     /// Reads more bytes into the buffer; 0 at the end of the stream.
     async fn fill(&mut self) -> Result<usize, Failure> {
-        let mut chunk = [0u8; 4096];
-        let read = self.stream.read(&mut chunk).await?;
-        self.buffer.extend_from_slice(&chunk[..read]);
-        Ok(read)
+        Ok(read_more(&mut self.stream, &mut self.buffer).await?)
     }
 
     /// The next `length` bytes of the stream.
@@ -303,6 +300,7 @@ pub(crate) async fn read_request(stream: &mut TcpStream, buffer: &mut Vec<u8>) -
     }
 }
 
+/// Reads what `stream` has (up to 4 KiB) onto the end of `buffer`; 0 at the end of the stream.
 async fn read_more(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> io::Result<usize> {
     let mut chunk = [0u8; 4096];
     let read = stream.read(&mut chunk).await?;

@@ -327,8 +327,8 @@ fn check_descriptors(needed: u64) -> Result<(), Error> {
     )))
 }
 
-/// The largest mean service time over the points, measured over 4,096 draws of each (0 when there is no service
-/// time to judge the overhead against: `None`).
+/// The smallest mean service time over the points (the one the overhead weighs most against), measured over
+/// 4,096 draws of each; `None` when there is no service time to judge the overhead against.
 fn mean_service(configs: &[Arc<ServerConfig>]) -> Option<SimDuration> {
     let mut rng = sim_rng(Stream::Service as u64);
     let means = configs.iter().map(|config| {
@@ -361,16 +361,10 @@ fn choose_scale(options: &EmulateOptions, service_mean: Option<SimDuration>, cli
     }
 }
 
-/// The smallest of 1, 2, 5, 10, 20, 50, … at or above `needed`.
+/// The smallest of 1, 2, 5, 10, 20, 50, … (up to the largest allowed) at or above `needed`.
 fn nice_scale(needed: f64) -> f64 {
-    let mut scale = 1.0;
-    for step in [2.0, 2.5, 2.0].iter().cycle() {
-        if scale >= needed || scale >= TIME_SCALES.1 {
-            return scale.min(TIME_SCALES.1);
-        }
-        scale *= step;
-    }
-    unreachable!("the cycle never ends")
+    const SCALES: [f64; 10] = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0];
+    SCALES.into_iter().find(|&scale| scale >= needed).unwrap_or(TIME_SCALES.1)
 }
 
 /// How late tokio's timers wake on this machine now, in wall ms (99th percentile), under as many concurrent
@@ -410,7 +404,7 @@ struct Replicate<'a> {
 /// What one replicate measured.
 struct Measured {
     output: RunOutput,
-    lags: Lags,
+    lags: Arc<Lags>,
     transport: Option<Arc<Lags>>,
 }
 
@@ -463,7 +457,7 @@ impl Replicate<'_> {
         books: &Shared,
         clock_cell: &OnceLock<Clock>,
         destination: Destination,
-    ) -> Result<Lags, Error> {
+    ) -> Result<Arc<Lags>, Error> {
         let mut warm = Vec::new();
         for _ in 0..Fleet::warm_connections(self.config) {
             match http::Conn::open(destination.address).await {
@@ -509,10 +503,7 @@ impl Replicate<'_> {
         if !finished || books.lock().server.holding > 0 {
             books.lock().truncated = true;
         }
-        drop(fleet);
-        let collected = Lags::default();
-        collected.absorb(&lags);
-        Ok(collected)
+        Ok(lags)
     }
 }
 
@@ -547,4 +538,17 @@ fn report_overhead(
         scenario.name, info.timer_lag_p50_ms, info.timer_lag_p99_ms
     );
     let _ = writeln!(stdout, "wrote {}", out.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nice_scale;
+
+    #[test]
+    fn the_auto_scale_is_the_next_round_one_at_or_above_the_need() {
+        let cases = [(0.3, 1.0), (1.0, 1.0), (1.1, 2.0), (4.9, 5.0), (12.0, 20.0), (999.0, 1000.0), (5000.0, 1000.0)];
+        for (needed, scale) in cases {
+            assert_eq!(nice_scale(needed), scale, "{needed}");
+        }
+    }
 }

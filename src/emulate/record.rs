@@ -13,7 +13,6 @@ use crate::engine::{RunSeeds, SimRng, Stream};
 use crate::metrics::{Phase, Trigger};
 use crate::model::RunOutput;
 use crate::model::server::ServerConfig;
-use crate::model::server::series;
 use crate::model::server::tally::Tally;
 use crate::policy::limiters::Limiter;
 use crate::time::{SimDuration, SimTime};
@@ -74,13 +73,9 @@ impl Books {
         Books {
             tally: Tally::new(bucket),
             requests: HashMap::new(),
-            trigger: config.trigger_end.map(|end| Trigger { start: config.trigger_start.unwrap_or(end), end }),
+            trigger: config.trigger(),
             last_activity: SimTime::ZERO,
-            limiters: config
-                .limiter
-                .iter()
-                .flat_map(|limiter| vec![limiter.clone(); config.limiter_instances as usize])
-                .collect(),
+            limiters: config.retry_limiters(),
             jitter: seeds.stream(Stream::Jitter),
             admission: seeds.stream(Stream::Admission),
             arrivals: seeds.stream(Stream::Arrivals),
@@ -92,7 +87,7 @@ impl Books {
             server: ServerBooks {
                 busy: 0,
                 queued: 0,
-                bucket: config.rate_limit.map(|(rate, burst)| crate::policy::TokenBucket::new(rate, burst)),
+                bucket: config.rate_bucket(),
                 service: seeds.stream(Stream::Service),
                 network: seeds.stream(Stream::Network),
                 faults: seeds.stream(Stream::Faults),
@@ -112,28 +107,16 @@ impl Books {
         let id = self.tally.counts.requests;
         let phase = self.trigger.map_or(Phase::Before, |trigger| trigger.phase(now));
         self.requests.insert(id, Entry { phase, current: 0, open: true, applied: 0 });
-        self.tally.phases.request(phase);
-        self.tally.counts.requests += 1;
-        self.tally.timeline[series::OFFERED].record(now);
-        self.tally.offered_per_second.record(now);
+        self.tally.offered(phase, now);
         self.touch(now);
         id
     }
 
     /// An attempt arrives at a server at `now`: a call, in the phase of its request.
     pub(crate) fn call(&mut self, request: Option<u64>, now: SimTime) {
-        self.tally.counts.calls += 1;
-        if let Some(entry) = request.and_then(|id| self.requests.get(&id)) {
-            self.tally.phases.attempt(entry.phase);
-        }
-        self.tally.timeline[series::CALLS].record(now);
+        let phase = request.and_then(|id| self.requests.get(&id)).map(|entry| entry.phase);
+        self.tally.arrived(phase, now);
         self.touch(now);
-    }
-
-    /// The server refused an attempt without service (503 of a full queue or a fail-fast window, a reset).
-    pub(crate) fn rejected(&mut self, now: SimTime) {
-        self.tally.counts.rejected += 1;
-        self.tally.timeline[series::REJECTED].record(now);
     }
 
     /// Whether `attempt` is the one its request's client still waits for.

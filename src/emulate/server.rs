@@ -51,7 +51,7 @@ struct Context {
 
 impl Context {
     fn clock(&self) -> Clock {
-        *self.clock.get().unwrap_or(&Clock::new(tokio::time::Instant::now(), 1.0))
+        self.clock.get().copied().unwrap_or_else(|| Clock::new(tokio::time::Instant::now(), 1.0))
     }
 }
 
@@ -206,11 +206,11 @@ async fn attempt(context: &Context, head: &RequestHead, stream: &mut TcpStream, 
         match config.faults.at(arrived) {
             Some(FaultKind::BlackHole) => return Reply::Silent,
             Some(FaultKind::FailFast) => {
-                books.rejected(arrived);
+                books.tally.rejected(arrived);
                 return Reply::Answer(Outcome::Overloaded, None);
             }
             Some(FaultKind::Reset) => {
-                books.rejected(arrived);
+                books.tally.rejected(arrived);
                 return Reply::Reset;
             }
             None | Some(FaultKind::Slowdown(_)) => {}
@@ -232,7 +232,7 @@ async fn attempt(context: &Context, head: &RequestHead, stream: &mut TcpStream, 
             Some(granted)
         } else {
             books.server.holding -= 1;
-            books.rejected(arrived);
+            books.tally.rejected(arrived);
             return Reply::Answer(Outcome::Overloaded, config.overload_retry_after);
         }
     };
@@ -294,18 +294,9 @@ async fn serve(context: &Context, head: &RequestHead, queued_at: SimTime) -> Rep
     let (started, service) = {
         let mut books = context.books.lock();
         let now = clock.now();
-        if queued_at >= config.workload.warmup {
-            books.tally.wait_nanos += (now - queued_at).as_nanos_f64();
-            books.tally.waits += 1;
-        }
         let base = config.service.sample_nanos(&mut books.server.service);
-        let load = config.latency_per_request.as_nanos_f64() * f64::from(books.server.busy);
-        let slowdown = match config.faults.at(now) {
-            Some(FaultKind::Slowdown(factor)) => factor,
-            None | Some(FaultKind::FailFast | FaultKind::Reset | FaultKind::BlackHole) => 1.0,
-        };
-        let service = SimDuration::from_nanos_f64((base + load) * slowdown);
-        books.tally.busy_nanos += service.as_nanos_f64();
+        let service = config.service_time(base, books.server.busy, now);
+        books.tally.service_started(config, queued_at, now, service);
         (now, service)
     };
     let done = clock.sleep_until(started + service, &context.lags).await;

@@ -55,6 +55,35 @@ pub(crate) struct ServerConfig {
     pub clock: Option<ClockPolicy>,
 }
 
+impl ServerConfig {
+    /// The trigger, if the run has one: requests are tallied by when they were first sent relative to it.
+    pub(crate) fn trigger(&self) -> Option<crate::metrics::Trigger> {
+        self.trigger_end.map(|end| crate::metrics::Trigger { start: self.trigger_start.unwrap_or(end), end })
+    }
+
+    /// The server's rate limiter, if it has one.
+    pub(crate) fn rate_bucket(&self) -> Option<crate::policy::TokenBucket> {
+        self.rate_limit.map(|(rate, burst)| crate::policy::TokenBucket::new(rate, burst))
+    }
+
+    /// The clients' retry limiters, one per instance (empty without a limiter).
+    pub(crate) fn retry_limiters(&self) -> Vec<Limiter> {
+        self.limiter.iter().flat_map(|limiter| vec![limiter.clone(); self.limiter_instances as usize]).collect()
+    }
+
+    /// The length of a service started at `now` whose draw is `base_nanos`, with `busy` workers busy (itself
+    /// included): the draw plus `latency_per_request` per busy worker, times a slowdown window's factor.
+    #[inline]
+    pub(crate) fn service_time(&self, base_nanos: f64, busy: u32, now: SimTime) -> SimDuration {
+        let load = self.latency_per_request.as_nanos_f64() * f64::from(busy);
+        let slowdown = match self.faults.at(now) {
+            Some(FaultKind::Slowdown(factor)) => factor,
+            None | Some(FaultKind::FailFast | FaultKind::Reset | FaultKind::BlackHole) => 1.0,
+        };
+        SimDuration::from_nanos_f64((base_nanos + load) * slowdown)
+    }
+}
+
 /// Checks a point's values together and builds its configuration.
 pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
     let workers = point.optional_count("workers")?.map(|n| n as u32);

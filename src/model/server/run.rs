@@ -137,7 +137,7 @@ impl<'a> ServerRun<'a> {
     fn new(config: &'a ServerConfig, seeds: RunSeeds, bucket: SimDuration, trace: bool) -> Self {
         ServerRun {
             config,
-            trigger: config.trigger_end.map(|end| Trigger { start: config.trigger_start.unwrap_or(end), end }),
+            trigger: config.trigger(),
             tally: Tally::new(bucket),
             requests: Vec::with_capacity(config.workload.arrivals.clients().unwrap_or(1024) as usize),
             extras: ExtrasTable::new(keeps_extras(config, trace)),
@@ -146,9 +146,9 @@ impl<'a> ServerRun<'a> {
             queue: VecDeque::with_capacity(1024),
             dead_entries: 0,
             busy: 0,
-            limiter: config.rate_limit.map(|(rate, burst)| TokenBucket::new(rate, burst)),
+            limiter: config.rate_bucket(),
             last_activity: SimTime::ZERO,
-            retry_limiters: config.limiter.iter().flat_map(|limiter| vec![limiter.clone(); config.limiter_instances as usize]).collect(),
+            retry_limiters: config.retry_limiters(),
             tracer: trace.then(Tracer::default),
             clocks: Clocks::new(config.clock, &config.workload.arrivals, config.workload.duration, seeds),
             streams: Streams::new(seeds),
@@ -175,7 +175,7 @@ impl<'a> ServerRun<'a> {
         let measured = now >= self.config.workload.warmup;
         let request = Request { client, sent_at: now, measured, open: true, ..Request::default() };
         let request = Request { phase: self.trigger.map_or(Phase::Before, |trigger| trigger.phase(now)), ..request };
-        self.tally.phases.request(request.phase);
+        self.tally.offered(request.phase, now);
         let slot = match self.free_slots.pop() {
             Some(slot) => {
                 self.requests[slot as usize] = request;
@@ -187,9 +187,6 @@ impl<'a> ServerRun<'a> {
             }
         };
         self.extras.open(slot, clock);
-        self.tally.counts.requests += 1;
-        self.tally.timeline[series::OFFERED].record(now);
-        self.tally.offered_per_second.record(now);
         slot
     }
 
@@ -293,18 +290,9 @@ impl<'a> ServerRun<'a> {
     fn start_service(&mut self, slot: u32, token: u32, queued_at: SimTime, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
         self.busy += 1;
-        if queued_at >= self.config.workload.warmup {
-            self.tally.wait_nanos += (now - queued_at).as_nanos_f64();
-            self.tally.waits += 1;
-        }
         let base = self.config.service.sample_nanos(&mut self.streams.service);
-        let load = self.config.latency_per_request.as_nanos_f64() * f64::from(self.busy);
-        let slowdown = match self.config.faults.at(now) {
-            Some(FaultKind::Slowdown(factor)) => factor,
-            None | Some(FaultKind::FailFast | FaultKind::Reset | FaultKind::BlackHole) => 1.0,
-        };
-        let service = SimDuration::from_nanos_f64((base + load) * slowdown);
-        self.tally.busy_nanos += service.as_nanos_f64();
+        let service = self.config.service_time(base, self.busy, now);
+        self.tally.service_started(self.config, queued_at, now, service);
         if self.tracer.is_some() && self.is_current(slot, token) {
             let client = self.requests[slot as usize].client;
             if let Some(tracer) = &mut self.tracer {
@@ -405,19 +393,7 @@ impl<'a> ServerRun<'a> {
     fn succeed(&mut self, slot: u32, scheduler: &mut Scheduler<ServerEvent>) {
         let now = scheduler.now();
         let request = self.requests[slot as usize];
-        self.tally.phases.ended(request.phase, Some(now - request.sent_at));
-        self.tally.counts.succeeded += 1;
-        self.tally.timeline[series::GOODPUT].record(now);
-        if now - request.sent_at <= self.config.good_within {
-            self.tally.succeeded_by_send.record(request.sent_at);
-        }
-        if request.measured {
-            self.tally.latency.record(now - request.sent_at);
-        }
-        let in_window = self.config.workload.arrivals.is_burst() || now <= self.config.workload.duration;
-        if now >= self.config.workload.warmup && in_window {
-            self.tally.counts.measured_successes += 1;
-        }
+        self.tally.succeeded(self.config, request.phase, request.sent_at, request.measured, now);
         self.close_request(slot, scheduler);
     }
 
@@ -506,11 +482,7 @@ impl Model for ServerRun<'_> {
                 }
             }
             ServerEvent::AttemptArrives { slot, token } => {
-                self.tally.counts.calls += 1;
-                if let Some(request) = self.requests.get(slot as usize) {
-                    self.tally.phases.attempt(request.phase);
-                }
-                self.tally.timeline[series::CALLS].record(now);
+                self.tally.arrived(self.requests.get(slot as usize).map(|request| request.phase), now);
                 if self.cancels_on_timeout() && !self.is_current(slot, token) {
                     // The client cancelled this attempt while it was on its way.
                     return self.leave_server(slot);
@@ -524,13 +496,11 @@ impl Model for ServerRun<'_> {
                 match self.config.faults.at(now) {
                     Some(FaultKind::BlackHole) => return self.leave_server(slot),
                     Some(FaultKind::FailFast) => {
-                        self.tally.counts.rejected += 1;
-                        self.tally.timeline[series::REJECTED].record(now);
+                        self.tally.rejected(now);
                         return self.answer(slot, token, Outcome::Overloaded, None, scheduler);
                     }
                     Some(FaultKind::Reset) => {
-                        self.tally.counts.rejected += 1;
-                        self.tally.timeline[series::REJECTED].record(now);
+                        self.tally.rejected(now);
                         return self.answer(slot, token, Outcome::ConnectionReset, None, scheduler);
                     }
                     None | Some(FaultKind::Slowdown(_)) => {}
@@ -545,8 +515,7 @@ impl Model for ServerRun<'_> {
                     self.requests[slot as usize].queued_token = token;
                     self.tally.queue_levels.record(now, self.live_queue() as u32);
                 } else {
-                    self.tally.counts.rejected += 1;
-                        self.tally.timeline[series::REJECTED].record(now);
+                    self.tally.rejected(now);
                     self.answer(slot, token, Outcome::Overloaded, self.config.overload_retry_after, scheduler);
                 }
             }

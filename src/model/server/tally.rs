@@ -3,7 +3,9 @@
 
 use super::config::ServerConfig;
 use super::{metric, series};
-use crate::metrics::{BucketCounter, BucketMax, LatencyHistogram, PhaseMetrics, PhaseTally, Trigger, lay_out_timeline};
+use crate::metrics::{
+    BucketCounter, BucketMax, LatencyHistogram, Phase, PhaseMetrics, PhaseTally, Trigger, lay_out_timeline,
+};
 use crate::model::RunOutput;
 use crate::model::trace::Span;
 use crate::model::verdict::Verdict;
@@ -60,6 +62,61 @@ impl Tally {
             wait_nanos: 0.0,
             waits: 0,
             busy_nanos: 0.0,
+        }
+    }
+
+    /// A new request of `phase`, first sent at `now`.
+    #[inline]
+    pub(crate) fn offered(&mut self, phase: Phase, now: SimTime) {
+        self.phases.request(phase);
+        self.counts.requests += 1;
+        self.timeline[series::OFFERED].record(now);
+        self.offered_per_second.record(now);
+    }
+
+    /// An attempt reaches the server at `now`: a call, in its request's phase when the request is known.
+    #[inline]
+    pub(crate) fn arrived(&mut self, phase: Option<Phase>, now: SimTime) {
+        self.counts.calls += 1;
+        if let Some(phase) = phase {
+            self.phases.attempt(phase);
+        }
+        self.timeline[series::CALLS].record(now);
+    }
+
+    /// The server refused an attempt unworked at `now`: a full queue's or a fail-fast window's 503, or a reset.
+    #[inline]
+    pub(crate) fn rejected(&mut self, now: SimTime) {
+        self.counts.rejected += 1;
+        self.timeline[series::REJECTED].record(now);
+    }
+
+    /// A worker starts, at `now`, an attempt queued at `queued_at`, for `service`.
+    #[inline]
+    pub(crate) fn service_started(&mut self, config: &ServerConfig, queued_at: SimTime, now: SimTime, service: SimDuration) {
+        if queued_at >= config.workload.warmup {
+            self.wait_nanos += (now - queued_at).as_nanos_f64();
+            self.waits += 1;
+        }
+        self.busy_nanos += service.as_nanos_f64();
+    }
+
+    /// A request of `phase`, first sent at `sent_at` (`measured`: after the warm-up), succeeded at `now`.
+    #[inline]
+    pub(crate) fn succeeded(&mut self, config: &ServerConfig, phase: Phase, sent_at: SimTime, measured: bool, now: SimTime) {
+        let latency = now - sent_at;
+        self.phases.ended(phase, Some(latency));
+        self.counts.succeeded += 1;
+        self.timeline[series::GOODPUT].record(now);
+        if latency <= config.good_within {
+            self.succeeded_by_send.record(sent_at);
+        }
+        if measured {
+            self.latency.record(latency);
+        }
+        let in_window = config.workload.arrivals.is_burst() || now <= config.workload.duration;
+        if now >= config.workload.warmup && in_window {
+            self.counts.measured_successes += 1;
         }
     }
 
