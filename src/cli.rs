@@ -179,6 +179,46 @@ pub enum Command {
         #[arg(long)]
         csv: bool,
     },
+    /// The server model's fluid (large-N) limit: its stationary regimes (healthy, stuck and the separatrix between),
+    /// its trajectory as expected counts per bucket, and with --over the boundary where a stuck regime appears.
+    #[command(after_help = "No replicates and no noise: the expected counts of a fleet so large that chance \
+        vanishes, computed in a second for any number of clients. Regimes are solved at the open workload's last \
+        rate, after every fault; the trajectory runs from t = 0 through the faults and spikes. Points the fluid \
+        limit cannot express (a retry limiter, a random network delay, a retry deadline, the server's rate limit, \
+        a periodic workload, aligned clocks) are refused at their key. See docs/analysis.md.\n\n\
+        Examples:\n  \
+        retrylab fluid scenarios/descartes-retry-storm.toml\n  \
+        retrylab fluid scenarios/bronson-2021.toml --over rate --between 100 200 --set 'faults=\"60s..70s slowdown x10\"'\n  \
+        retrylab fluid scenarios/thundering-herd.toml --set strategy=full-jitter --scale 1e6   # a billion clients\n  \
+        retrylab fluid scenarios/metafor-service52.toml --set 'faults=\"10s..15s slowdown x5\"' --csv timeline")]
+    Fluid {
+        /// The scenario file (TOML); its model must be the server.
+        #[arg(value_name = "SCENARIO")]
+        scenario: PathBuf,
+        /// Override any key of the scenario, as `run --set` does (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Multiply the arrivals (rate, clients), workers and queue places by X, and divide latency_per_request by
+        /// it: the same system N times larger.
+        #[arg(long, value_name = "X", default_value_t = 1.0)]
+        scale: f64,
+        /// The time step [default: a twentieth of a random service's mean (a quarter of a constant one), at most a
+        /// hundredth of the timeout and a tenth of the bucket].
+        #[arg(long, value_name = "DURATION")]
+        step: Option<String>,
+        /// Write CSV instead of the report: the timeline (timeline.csv's columns, expected counts) or the regimes.
+        #[arg(long, value_name = "WHAT")]
+        csv: Option<FluidCsvArg>,
+        /// The parameter along which to find the boundaries: a number or a duration of the server model.
+        #[arg(long, value_name = "KEY")]
+        over: Option<String>,
+        /// The bracket's ends for --over [default: the ends of KEY's sweep axis].
+        #[arg(long, num_args = 2, value_names = ["A", "B"], requires = "over")]
+        between: Option<Vec<String>>,
+        /// For --over: stop the trajectory's bisection once the bracket is this narrow [default: 1/1024 of it].
+        #[arg(long, value_name = "T", requires = "over", allow_hyphen_values = true)]
+        tolerance: Option<String>,
+    },
     /// Pick the retry policy that minimises an objective under constraints: races the [tune] table's candidates on
     /// common random numbers.
     #[command(
@@ -434,6 +474,15 @@ pub enum TraceFormat {
     Chrome,
     /// OpenTelemetry OTLP/JSON (an ExportTraceServiceRequest), for an OpenTelemetry collector, Jaeger or Tempo.
     Otlp,
+}
+
+/// `--csv` of `retrylab fluid`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FluidCsvArg {
+    /// Expected counts per bucket, with timeline.csv's columns (after the swept keys).
+    Timeline,
+    /// One row per stationary regime.
+    Regimes,
 }
 
 /// `--error` of `retrylab delays`.

@@ -103,6 +103,7 @@
 
 #![warn(unreachable_pub)]
 
+pub mod analysis;
 pub(crate) mod budget;
 pub mod commands;
 pub mod emulate;

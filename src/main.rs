@@ -76,6 +76,15 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             };
             commands::boundary(&options, &mut stdout)
         }
+        cli::Command::Fluid { scenario, set, scale, step, csv, over, between, tolerance } => {
+            let csv = csv.map(|what| match what {
+                cli::FluidCsvArg::Timeline => commands::FluidCsv::Timeline,
+                cli::FluidCsvArg::Regimes => commands::FluidCsv::Regimes,
+            });
+            let between = between.map(|ends| (ends[0].clone(), ends[1].clone()));
+            let options = commands::FluidOptions { scenario, set, scale, step, csv, over, between, tolerance };
+            commands::fluid(&options, &mut stdout)
+        }
         cli::Command::Tune {
             scenario,
             objective,

@@ -48,7 +48,7 @@ pub struct BoundaryOptions {
 
 /// The numeric kind of the searched key: values are bisected as numbers and written back in its syntax.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Scale {
+pub(crate) enum Scale {
     Count,
     Real,
     /// In nanoseconds.
@@ -56,7 +56,17 @@ enum Scale {
 }
 
 impl Scale {
-    fn parse(self, key: &str, text: &str) -> Result<f64, Error> {
+    /// The scale of a numeric or duration parameter; `None` for any other kind.
+    pub(crate) fn of_kind(kind: &ParamKind) -> Option<Scale> {
+        match kind {
+            ParamKind::Count { .. } => Some(Scale::Count),
+            ParamKind::Real { .. } => Some(Scale::Real),
+            ParamKind::Duration => Some(Scale::Duration),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn parse(self, key: &str, text: &str) -> Result<f64, Error> {
         let bad = |why: String| Error::Usage(format!("boundary: `{text}` is not a value of {key}: {why}"));
         match self {
             Scale::Duration => parse_duration(text).map(|d| d.as_nanos() as f64).map_err(bad),
@@ -66,7 +76,7 @@ impl Scale {
         }
     }
 
-    fn of_value(self, value: &Value) -> Option<f64> {
+    pub(crate) fn of_value(self, value: &Value) -> Option<f64> {
         match (self, value) {
             (Scale::Count, Value::Count(n)) => Some(*n as f64),
             (Scale::Real, Value::Real(x)) => Some(*x),
@@ -76,7 +86,7 @@ impl Scale {
     }
 
     /// The value as `--set` takes it (counts rounded, durations to the nanosecond).
-    fn write(self, x: f64) -> String {
+    pub(crate) fn write(self, x: f64) -> String {
         match self {
             Scale::Count => format!("{}", x.round()),
             Scale::Real => format!("{x}"),
@@ -85,7 +95,7 @@ impl Scale {
     }
 
     /// The value as the outputs show it: durations in ms.
-    fn show(self, x: f64) -> String {
+    pub(crate) fn show(self, x: f64) -> String {
         match self {
             Scale::Duration => format!("{}ms", (x / 1e4).round() / 100.0),
             Scale::Count => format!("{}", x.round()),
@@ -135,16 +145,11 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
     let spec = scenario.model.params().find(|spec| spec.answers_to(None, key)).ok_or_else(|| {
         Error::Usage(format!("boundary: the {} model has no parameter `{}`", scenario.model.name(), options.over))
     })?;
-    let scale = match spec.kind {
-        ParamKind::Count { .. } => Scale::Count,
-        ParamKind::Real { .. } => Scale::Real,
-        ParamKind::Duration => Scale::Duration,
-        _ => {
-            return Err(Error::Usage(format!(
-                "boundary: {} is not a number or a duration; search a load, a length or a capacity",
-                spec.key
-            )));
-        }
+    let Some(scale) = Scale::of_kind(&spec.kind) else {
+        return Err(Error::Usage(format!(
+            "boundary: {} is not a number or a duration; search a load, a length or a capacity",
+            spec.key
+        )));
     };
     let stuck_index = scenario.model.metric_index("stuck").ok_or_else(|| {
         Error::Usage(format!(

@@ -4,6 +4,8 @@
 
 mod boundary;
 mod delays;
+mod fluid;
+mod fluid_over;
 mod import;
 #[cfg(test)]
 pub(crate) use import::check_runs;
@@ -29,6 +31,7 @@ use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
 pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, boundary};
 pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
+pub use fluid::{FluidCsv, FluidOptions, MAX_FLUID_SCALE, fluid};
 pub use import::{ImportOptions, import};
 pub use metrics::metrics;
 pub use paths::{OutputKind, check_output_path};

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::error::{InputError, LineCol, Origin};
+use crate::error::InputError;
 use crate::model::server::ServerConfig;
 use crate::model::{Configured, ModelKind};
 use crate::scenario::{PlannedPoint, Scenario};
@@ -14,7 +14,7 @@ use crate::workload::Arrivals;
 pub(crate) fn configs(scenario: &Scenario, points: &[PlannedPoint]) -> Result<Vec<Arc<ServerConfig>>, InputError> {
     if scenario.model != ModelKind::Server {
         return Err(scenario.error(
-            origin_of_text(scenario, "kind"),
+            scenario.origin_of_text("kind"),
             Some("model.kind".into()),
             format!(
                 "`retrylab emulate` runs the server model only (kind = \"server\"); this scenario's model is \"{}\"",
@@ -47,28 +47,6 @@ pub(crate) fn configs(scenario: &Scenario, points: &[PlannedPoint]) -> Result<Ve
         .collect()
 }
 
-/// A refusal located where `key` was set (or swept), else at the file.
 fn refuse(scenario: &Scenario, key: &str, message: &str) -> InputError {
-    let axis = scenario.sweep.iter().find(|axis| axis.spec.key == key).map(|axis| (axis.origin.clone(), axis.name));
-    let setting = scenario.settings.iter().find(|s| s.spec.key == key && s.origin != Origin::Default);
-    let setting = setting.map(|s| (s.origin.clone(), s.spec.key));
-    let (origin, name) = axis.or(setting).unwrap_or((origin_of_text(scenario, key), key));
-    let dotted = scenario.settings.iter().find(|s| s.spec.key == name).map(|s| Scenario::dotted_key(s.spec));
-    scenario.error(origin, Some(dotted.unwrap_or_else(|| name.to_owned())), message)
-}
-
-/// The first line of the scenario file that sets `key` (`key =` at a line's start), else the file as a whole.
-fn origin_of_text(scenario: &Scenario, key: &str) -> Origin {
-    let mut offset = 0;
-    for line in scenario.source.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        if let Some(rest) = trimmed.strip_prefix(key)
-            && rest.trim_start().starts_with('=')
-        {
-            let column_offset = offset + (line.len() - trimmed.len());
-            return Origin::File(LineCol::of_offset(&scenario.source, column_offset));
-        }
-        offset += line.len();
-    }
-    Origin::Default
+    scenario.refuse_at(key, message)
 }

@@ -12,10 +12,11 @@ use crate::time::SimDuration;
 pub(crate) enum TimeDistribution {
     /// Always the mean.
     Constant(f64),
-    /// Exponential with the given mean (memoryless: M/M/c queues).
-    Exponential(Exp<f64>),
-    /// Log-normal with the given mean and standard deviation: σ² = ln(1 + sd²/mean²), μ = ln(mean) − σ²/2.
-    LogNormal(LogNormal<f64>),
+    /// Exponential with the given mean (memoryless: M/M/c queues); the mean in nanoseconds beside it.
+    Exponential(Exp<f64>, f64),
+    /// Log-normal with the given mean and standard deviation: σ² = ln(1 + sd²/mean²), μ = ln(mean) − σ²/2; the
+    /// mean in nanoseconds beside it.
+    LogNormal(LogNormal<f64>, f64),
     /// `slow` with probability `p_slow`, else `fast` (a heavy tail in two values).
     Bimodal { fast: f64, slow: f64, p_slow: f64 },
 }
@@ -150,7 +151,8 @@ impl TimeDistribution {
         match kind {
             DistributionKind::Constant => Ok(TimeDistribution::Constant(mean_nanos)),
             DistributionKind::Exponential if mean_nanos > 0.0 => {
-                Ok(TimeDistribution::Exponential(Exp::new(1.0 / mean_nanos).map_err(|e| invalid(e.to_string()))?))
+                let exp = Exp::new(1.0 / mean_nanos).map_err(|e| invalid(e.to_string()))?;
+                Ok(TimeDistribution::Exponential(exp, mean_nanos))
             }
             DistributionKind::Exponential => Ok(TimeDistribution::Constant(0.0)),
             DistributionKind::LogNormal => {
@@ -161,12 +163,21 @@ impl TimeDistribution {
                 let sigma_squared = (1.0 + ratio * ratio).ln();
                 let mu = mean_nanos.ln() - sigma_squared / 2.0;
                 LogNormal::new(mu, sigma_squared.sqrt())
-                    .map(TimeDistribution::LogNormal)
+                    .map(|lognormal| TimeDistribution::LogNormal(lognormal, mean_nanos))
                     .map_err(|e| invalid(e.to_string()))
             }
             DistributionKind::Bimodal => {
                 Ok(TimeDistribution::Bimodal { fast: mean_nanos, slow: slow.as_nanos_f64(), p_slow })
             }
+        }
+    }
+
+    /// The mean, in nanoseconds.
+    pub(crate) fn mean_nanos(&self) -> f64 {
+        match self {
+            TimeDistribution::Constant(nanos) => *nanos,
+            TimeDistribution::Exponential(_, mean) | TimeDistribution::LogNormal(_, mean) => *mean,
+            TimeDistribution::Bimodal { fast, slow, p_slow } => fast * (1.0 - p_slow) + slow * p_slow,
         }
     }
 
@@ -180,8 +191,8 @@ impl TimeDistribution {
     pub(crate) fn sample_nanos(&self, rng: &mut SimRng) -> f64 {
         match self {
             TimeDistribution::Constant(nanos) => *nanos,
-            TimeDistribution::Exponential(exp) => exp.sample(rng),
-            TimeDistribution::LogNormal(lognormal) => lognormal.sample(rng),
+            TimeDistribution::Exponential(exp, _) => exp.sample(rng),
+            TimeDistribution::LogNormal(lognormal, _) => lognormal.sample(rng),
             TimeDistribution::Bimodal { fast, slow, p_slow } => {
                 if rng.random::<f64>() < *p_slow {
                     *slow

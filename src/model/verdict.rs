@@ -90,17 +90,41 @@ impl Verdict {
         arrivals_end: SimTime,
         rule: VerdictRule,
     ) -> Verdict {
+        let count =
+            |counter: &BucketCounter, bucket: usize| f64::from(counter.counts().get(bucket).copied().unwrap_or(0));
+        Verdict::judge_series(
+            offered.width(),
+            |bucket| (count(offered, bucket), count(in_time, bucket)),
+            trigger_end,
+            arrivals_end,
+            rule,
+        )
+    }
+
+    /// [`Verdict::judge`] over any series: `buckets(b)` is bucket b's (offered, in time), buckets `width` wide (the
+    /// fluid limit's expected counts as well as a run's).
+    pub(crate) fn judge_series(
+        width: SimDuration,
+        buckets: impl Fn(usize) -> (f64, f64),
+        trigger_end: Option<SimTime>,
+        arrivals_end: SimTime,
+        rule: VerdictRule,
+    ) -> Verdict {
         let Some(trigger_end) = trigger_end else { return Verdict::NONE };
-        let width = offered.width().as_nanos();
+        let width = width.as_nanos();
         let first = trigger_end.as_nanos().div_ceil(width) as usize;
         let end = (arrivals_end.as_nanos() / width) as usize;
         if first >= end {
             return Verdict::NONE;
         }
-        let count =
-            |counter: &BucketCounter, bucket: usize| f64::from(counter.counts().get(bucket).copied().unwrap_or(0));
-        let healthy = |bucket: usize| count(in_time, bucket) >= HEALTHY * count(offered, bucket);
-        let bad = |bucket: usize| count(in_time, bucket) < rule.stuck_below * count(offered, bucket);
+        let healthy = |bucket: usize| {
+            let (offered, in_time) = buckets(bucket);
+            in_time >= HEALTHY * offered
+        };
+        let bad = |bucket: usize| {
+            let (offered, in_time) = buckets(bucket);
+            in_time < rule.stuck_below * offered
+        };
         let mut since = end;
         while since > first && healthy(since - 1) {
             since -= 1;

@@ -219,6 +219,33 @@ impl Scenario {
     pub(crate) fn error(&self, origin: Origin, key: Option<String>, message: impl Into<String>) -> InputError {
         InputError::new(&self.display_path(), origin, key, message)
     }
+
+    /// An error located where `key` was set (or swept), else at the first line that writes `key =`, else at the
+    /// file: for verbs that refuse what a scenario asks for (`emulate`, `fluid`).
+    pub(crate) fn refuse_at(&self, key: &str, message: &str) -> InputError {
+        let axis = self.sweep.iter().find(|axis| axis.spec.key == key).map(|axis| (axis.origin.clone(), axis.name));
+        let setting = self.settings.iter().find(|s| s.spec.key == key && s.origin != Origin::Default);
+        let setting = setting.map(|s| (s.origin.clone(), s.spec.key));
+        let (origin, name) = axis.or(setting).unwrap_or((self.origin_of_text(key), key));
+        let dotted = self.settings.iter().find(|s| s.spec.key == name).map(|s| Scenario::dotted_key(s.spec));
+        self.error(origin, Some(dotted.unwrap_or_else(|| name.to_owned())), message)
+    }
+
+    /// The first line of the scenario file that sets `key` (`key =` at a line's start), else the file as a whole.
+    pub(crate) fn origin_of_text(&self, key: &str) -> Origin {
+        let mut offset = 0;
+        for line in self.source.split_inclusive('\n') {
+            let trimmed = line.trim_start();
+            if let Some(rest) = trimmed.strip_prefix(key)
+                && rest.trim_start().starts_with('=')
+            {
+                let column_offset = offset + (line.len() - trimmed.len());
+                return Origin::File(crate::error::LineCol::of_offset(&self.source, column_offset));
+            }
+            offset += line.len();
+        }
+        Origin::Default
+    }
 }
 
 #[cfg(test)]

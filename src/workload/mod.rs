@@ -301,11 +301,16 @@ impl Arrivals {
 
 /// A closed client's think time between requests: Exp(mean), or none at all for a mean of 0.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct ThinkTime(Option<Exp<f64>>);
+pub(crate) struct ThinkTime(Option<Exp<f64>>, SimDuration);
 
 impl ThinkTime {
     pub(crate) fn with_mean(mean: SimDuration) -> ThinkTime {
-        ThinkTime(Exp::new(1.0 / mean.as_nanos_f64()).ok().filter(|_| !mean.is_zero()))
+        ThinkTime(Exp::new(1.0 / mean.as_nanos_f64()).ok().filter(|_| !mean.is_zero()), mean)
+    }
+
+    /// The mean think time.
+    pub(crate) fn mean(&self) -> SimDuration {
+        self.1
     }
 
     /// One draw (none for a mean of 0).
@@ -468,6 +473,11 @@ impl RateSchedule {
             previous = Some(*point);
         }
         SimTime::MAX
+    }
+
+    /// The rate after the schedule's last point, where it stays.
+    pub(crate) fn final_rate(&self) -> f64 {
+        self.points.last().map_or(0.0, |p| p.rate_per_second)
     }
 
     /// The highest rate anywhere (the envelope used to thin a Poisson stream).

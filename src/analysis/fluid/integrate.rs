@@ -1,0 +1,473 @@
+//! The fluid trajectory: the server model's expected counts, stepped through time.
+//!
+//! Mass moves between compartments as requests do in the simulation, in the same order within an instant:
+//! workers free up, queued attempts whose client's timeout passed are flagged (`abandon`) or dropped (`cancel`),
+//! clients act on what reached them (answers and timeouts, each retried with the sleep law of its attempt class),
+//! new requests are sent, and the server serves its queue and then admits what arrived (start while a worker is
+//! free, else queue while there is room, else refuse with a 503). A start draws its service time over the
+//! service law, stretched by the slowdown and the load at that instant, as the simulation fixes it at the start;
+//! the share of it answered before the client's timeout is on time, the rest is late work. Every delay lands on
+//! the two steps around its end, split to keep its mean (`Rings::add`).
+
+use std::collections::VecDeque;
+
+use super::model::FluidModel;
+use super::tables::Failure;
+use crate::model::faults::FaultKind;
+use crate::model::server::OnTimeout;
+use crate::time::SimTime;
+use crate::workload::Arrivals;
+
+/// The timeline's columns, as the simulation's timeline.csv names them.
+pub(crate) const SERIES: [&str; 7] = ["calls", "goodput", "offered", "retries", "late", "rejected", "queue_max"];
+const CALLS: usize = 0;
+const GOODPUT: usize = 1;
+const OFFERED: usize = 2;
+const RETRIES: usize = 3;
+const LATE: usize = 4;
+const REJECTED: usize = 5;
+const QUEUE_MAX: usize = 6;
+
+/// The run's totals, in requests (expected counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Totals {
+    pub(crate) calls: f64,
+    pub(crate) requests: f64,
+    pub(crate) retries: f64,
+    pub(crate) succeeded: f64,
+    pub(crate) gave_up: f64,
+    pub(crate) failed_permanently: f64,
+    pub(crate) timeouts: f64,
+    pub(crate) rejected: f64,
+    pub(crate) late: f64,
+}
+
+/// A fluid run: the timeline per bucket, the in-time successes by first-send bucket, the totals.
+#[derive(Clone, Debug)]
+pub(crate) struct Trajectory {
+    /// One row per bucket, in [`SERIES`] order.
+    pub(crate) rows: Vec<[f64; 7]>,
+    /// First tries answered successfully within `good_within`, by the bucket they were sent in.
+    pub(crate) in_time: Vec<f64>,
+    pub(crate) totals: Totals,
+    /// The last step's time, in seconds.
+    pub(crate) end_s: f64,
+    /// False when the step limit came before the system drained.
+    pub(crate) drained: bool,
+}
+
+/// Ring buffers of future mass, `lanes` of them, indexed by step modulo a power of two longer than any delay.
+struct Rings {
+    lanes: usize,
+    mask: usize,
+    data: Vec<f64>,
+    /// Mass added and not yet taken, over every lane.
+    pending: f64,
+}
+
+impl Rings {
+    fn new(lanes: usize, length: usize) -> Rings {
+        Rings { lanes, mask: length - 1, data: vec![0.0; lanes * length], pending: 0.0 }
+    }
+
+    /// Adds `mass` at fractional step `at` of `lane`, split between the steps around it so that the mean is kept;
+    /// never before step `earliest`.
+    fn add(&mut self, lane: usize, at: f64, mass: f64, earliest: usize) {
+        debug_assert!(lane < self.lanes);
+        if mass == 0.0 {
+            return;
+        }
+        let at = at.max(earliest as f64);
+        let floor = at.floor();
+        let upper = at - floor;
+        let base = lane * (self.mask + 1);
+        let step = floor as usize;
+        self.data[base + (step & self.mask)] += mass * (1.0 - upper);
+        if upper > 0.0 {
+            self.data[base + ((step + 1) & self.mask)] += mass * upper;
+        }
+        self.pending += mass;
+    }
+
+    fn take(&mut self, lane: usize, step: usize) -> f64 {
+        let slot = &mut self.data[lane * (self.mask + 1) + (step & self.mask)];
+        let mass = std::mem::take(slot);
+        self.pending -= mass;
+        mass
+    }
+}
+
+/// Lanes of the per-class rings: `lane(self.classes, kind, class)`.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Attempts reaching the server.
+    Arrive,
+    /// Answers after service, reaching the client in time.
+    Answered,
+    /// A full queue's 503 reaching the client (with `overload_retry_after`).
+    Overloaded,
+    /// A fail-fast window's 503 reaching the client.
+    FailFast,
+    /// A reset reaching the client.
+    Reset,
+    /// The client's timeout firing.
+    Timeout,
+}
+const KINDS: usize = 6;
+
+/// The lane of `kind`'s ring for attempt class `class` (1-based) among `classes`.
+fn lane(classes: usize, kind: Kind, class: usize) -> usize {
+    kind as usize * classes + class - 1
+}
+
+/// A queued parcel: the mass of one attempt class that arrived at one step.
+#[derive(Clone, Copy, Debug)]
+struct Parcel {
+    arrived: usize,
+    class: usize,
+    mass: f64,
+    timed_out: bool,
+}
+
+/// Integrates `model` from t = 0 until it drains (or `max_steps`).
+pub(crate) fn integrate(model: &FluidModel) -> Trajectory {
+    Stepper::new(model).run()
+}
+
+struct Stepper<'m> {
+    model: &'m FluidModel,
+    classes: usize,
+    per_class: Rings,
+    /// Lane 0: workers freed; 1: late services done; 2: retries sent.
+    scalar: Rings,
+    queue: VecDeque<Parcel>,
+    /// Parcels at the queue's front already flagged timed out (`abandon`).
+    flagged: usize,
+    queued: f64,
+    busy: f64,
+    thinking: f64,
+    rows: Vec<[f64; 7]>,
+    in_time: Vec<f64>,
+    totals: Totals,
+}
+
+impl<'m> Stepper<'m> {
+    fn new(model: &'m FluidModel) -> Stepper<'m> {
+        let thinking = match model.arrivals {
+            Arrivals::Closed { clients, .. } => f64::from(clients) * model.scale,
+            _ => 0.0,
+        };
+        Stepper {
+            model,
+            classes: model.classes,
+            per_class: Rings::new(KINDS * model.classes, model.ring_length),
+            scalar: Rings::new(3, model.ring_length),
+            queue: VecDeque::new(),
+            flagged: 0,
+            queued: 0.0,
+            busy: 0.0,
+            thinking,
+            rows: Vec::new(),
+            in_time: Vec::new(),
+            totals: Totals::default(),
+        }
+    }
+
+    fn row(&mut self, step: usize) -> &mut [f64; 7] {
+        let bucket = step / self.model.steps_per_bucket;
+        if self.rows.len() <= bucket {
+            self.rows.resize(bucket + 1, [0.0; 7]);
+        }
+        &mut self.rows[bucket]
+    }
+
+    fn run(mut self) -> Trajectory {
+        let model = self.model;
+        let mut step = 0;
+        let drained = loop {
+            self.step(step);
+            step += 1;
+            let arrivals_over = step >= model.arrivals_end_step;
+            let live = self.per_class.pending + self.scalar.pending + self.queued + self.busy;
+            if arrivals_over && live <= 1e-9 * self.totals.requests.max(1.0) {
+                break true;
+            }
+            if step >= model.max_steps {
+                break false;
+            }
+        };
+        self.in_time.resize(self.rows.len(), 0.0);
+        Trajectory {
+            rows: self.rows,
+            in_time: self.in_time,
+            totals: self.totals,
+            end_s: step as f64 * model.step_s,
+            drained,
+        }
+    }
+
+    fn step(&mut self, step: usize) {
+        let model = self.model;
+        let freed = self.scalar.take(0, step);
+        self.busy = (self.busy - freed).max(0.0);
+        let late = self.scalar.take(1, step);
+        self.totals.late += late;
+        self.row(step)[LATE] += late;
+        self.sweep_deadlines(step);
+        for class in 1..=model.classes {
+            self.client_acts(step, class);
+        }
+        let sent = self.scalar.take(2, step);
+        self.totals.retries += sent;
+        self.row(step)[RETRIES] += sent;
+        self.first_tries(step);
+        self.serve_queue(step);
+        self.admit(step);
+        let queued = self.queued;
+        let row = self.row(step);
+        row[QUEUE_MAX] = row[QUEUE_MAX].max(queued);
+    }
+
+    /// Queued parcels whose client's timeout is due: their clients time out now.
+    fn sweep_deadlines(&mut self, step: usize) {
+        let Some(timeout) = self.model.timeout_steps else { return };
+        let due = |parcel: &Parcel| parcel.arrived + timeout <= step + self.model.network_steps;
+        match self.model.on_timeout {
+            OnTimeout::Cancel => {
+                while let Some(parcel) = self.queue.front().copied().filter(due) {
+                    self.queue.pop_front();
+                    self.queued -= parcel.mass;
+                    self.per_class.add(lane(self.classes, Kind::Timeout, parcel.class), step as f64, parcel.mass, step);
+                }
+            }
+            OnTimeout::Abandon => {
+                while let Some(parcel) = self.queue.get_mut(self.flagged).filter(|parcel| due(parcel)) {
+                    parcel.timed_out = true;
+                    let (class, mass) = (parcel.class, parcel.mass);
+                    self.flagged += 1;
+                    self.per_class.add(lane(self.classes, Kind::Timeout, class), step as f64, mass, step);
+                }
+            }
+        }
+    }
+
+    /// What reached class `class`'s clients at `step`: answers and timeouts, each ending the request or retried.
+    fn client_acts(&mut self, step: usize, class: usize) {
+        let model = self.model;
+        let answered = self.per_class.take(lane(self.classes, Kind::Answered, class), step);
+        let success = answered * model.success_share;
+        self.totals.succeeded += success;
+        self.row(step)[GOODPUT] += success;
+        let mut plain = 0.0;
+        let mut ended = success;
+        for (probability, retried) in model.service_failures {
+            if retried {
+                plain += answered * probability;
+            } else {
+                self.totals.failed_permanently += answered * probability;
+                ended += answered * probability;
+            }
+        }
+        let timeouts = self.per_class.take(lane(self.classes, Kind::Timeout, class), step);
+        self.totals.timeouts += timeouts;
+        if model.retry_timeouts {
+            plain += timeouts;
+        } else {
+            // A timeout left out of `retry_on`: the policy gives up.
+            self.totals.gave_up += timeouts;
+            ended += timeouts;
+        }
+        let mut refused = 0.0;
+        for (kind, retried, failure) in [
+            (Kind::Reset, model.retry_reset, Failure::Plain),
+            (Kind::FailFast, model.retry_503, Failure::Plain),
+            (Kind::Overloaded, model.retry_503, Failure::Refused),
+        ] {
+            let mass = self.per_class.take(lane(self.classes, kind, class), step);
+            match (retried, failure) {
+                (true, Failure::Plain) => plain += mass,
+                (true, Failure::Refused) => refused += mass,
+                (false, _) => {
+                    // An answer the classifier does not retry ends the request.
+                    self.totals.failed_permanently += mass;
+                    ended += mass;
+                }
+            }
+        }
+        ended += self.retry(step, class, Failure::Plain, plain);
+        ended += self.retry(step, class, Failure::Refused, refused);
+        self.thinking += ended;
+    }
+
+    /// Retries `mass` of class `class` after a failure: the share the policy gives up ends, the rest is sent after
+    /// the class's sleep law and arrives one network delay later. Returns the mass that ended.
+    fn retry(&mut self, step: usize, class: usize, failure: Failure, mass: f64) -> f64 {
+        if mass == 0.0 {
+            return 0.0;
+        }
+        let model = self.model;
+        let kernel = &model.kernels[failure as usize][class.min(model.classes) - 1];
+        let gave_up = mass * (1.0 - kernel.retried);
+        self.totals.gave_up += gave_up;
+        let retried = mass * kernel.retried;
+        let next = (class + 1).min(model.classes);
+        let network = model.network_steps as f64;
+        for &(offset, weight) in &kernel.offsets {
+            let at = step as f64 + offset;
+            self.scalar.add(2, at, retried * weight, step);
+            self.per_class.add(lane(self.classes, Kind::Arrive, next), at + network, retried * weight, step);
+        }
+        gave_up
+    }
+
+    /// New requests sent at `step`: a burst at 0, an open workload's rate, a closed workload's clients done thinking.
+    fn first_tries(&mut self, step: usize) {
+        let model = self.model;
+        let sent = match &model.arrivals {
+            Arrivals::Burst { requests } if step == 0 => f64::from(*requests) * model.scale,
+            Arrivals::Open { schedule } if step < model.arrivals_end_step => {
+                let middle = SimTime::from_nanos(((step as f64 + 0.5) * model.step_s * 1e9) as u64);
+                schedule.rate_at(middle) * model.scale * model.step_s
+            }
+            Arrivals::Closed { .. } if step < model.arrivals_end_step => {
+                let sent = self.thinking * model.think_share;
+                self.thinking -= sent;
+                sent
+            }
+            _ => 0.0,
+        };
+        if sent == 0.0 {
+            return;
+        }
+        self.totals.requests += sent;
+        self.row(step)[OFFERED] += sent;
+        self.per_class.add(lane(self.classes, Kind::Arrive, 1), (step + model.network_steps) as f64, sent, step);
+    }
+
+    /// Workers that are free take parcels from the queue's front.
+    fn serve_queue(&mut self, step: usize) {
+        while self.busy < self.model.workers {
+            let Some(front) = self.queue.front_mut() else { break };
+            let amount = front.mass.min(self.model.workers - self.busy);
+            let parcel = Parcel { mass: amount, ..*front };
+            front.mass -= amount;
+            self.queued -= amount;
+            if front.mass <= 1e-12 * amount {
+                // What is left is rounding: the parcel is gone.
+                self.queued -= front.mass;
+                self.queue.pop_front();
+                self.flagged = self.flagged.saturating_sub(1);
+            }
+            self.start(step, parcel);
+        }
+        if self.queue.is_empty() {
+            self.queued = 0.0;
+        }
+    }
+
+    /// Attempts reaching the server at `step`, met by the fault in force or admitted. Every class meets the same
+    /// odds: the free workers and queue places are shared in proportion to what arrived, as arrivals interleave
+    /// within a step.
+    fn admit(&mut self, step: usize) {
+        let model = self.model;
+        let mut arriving = [0.0; super::tables::MAX_CLASSES];
+        for (class, mass) in arriving.iter_mut().enumerate().take(self.classes) {
+            *mass = self.per_class.take(lane(self.classes, Kind::Arrive, class + 1), step);
+        }
+        let total: f64 = arriving.iter().sum();
+        if total == 0.0 {
+            return;
+        }
+        self.totals.calls += total;
+        self.row(step)[CALLS] += total;
+        let back = (step + model.network_steps) as f64;
+        let answer = match model.faults.at(model.time_of(step)) {
+            Some(FaultKind::BlackHole) => {
+                let deadline = (step + model.timeout_steps.unwrap_or(0)).saturating_sub(model.network_steps);
+                for (class, &mass) in arriving.iter().enumerate().take(self.classes) {
+                    self.per_class.add(lane(self.classes, Kind::Timeout, class + 1), deadline as f64, mass, step + 1);
+                }
+                return;
+            }
+            Some(FaultKind::FailFast) => Some(Kind::FailFast),
+            Some(FaultKind::Reset) => Some(Kind::Reset),
+            None | Some(FaultKind::Slowdown(_)) => None,
+        };
+        if let Some(kind) = answer {
+            self.totals.rejected += total;
+            self.row(step)[REJECTED] += total;
+            for (class, &mass) in arriving.iter().enumerate().take(self.classes) {
+                self.per_class.add(lane(self.classes, kind, class + 1), back, mass, step + 1);
+            }
+            return;
+        }
+        let free = if self.queue.is_empty() { (model.workers - self.busy).max(0.0) } else { 0.0 };
+        let started = total.min(free);
+        let queued = (total - started).min((model.queue_limit - self.queued).max(0.0));
+        let refused = total - started - queued;
+        let (start_share, queue_share) = (started / total, queued / total);
+        for (class, &mass) in arriving.iter().enumerate().take(self.classes) {
+            if mass == 0.0 {
+                continue;
+            }
+            let parcel = Parcel { arrived: step, class: class + 1, mass: mass * start_share, timed_out: false };
+            if parcel.mass > 0.0 {
+                self.start(step, parcel);
+            }
+            if queue_share > 0.0 {
+                self.queue.push_back(Parcel { mass: mass * queue_share, ..parcel });
+            }
+            let refused_mass = mass * (1.0 - start_share - queue_share);
+            self.per_class.add(lane(self.classes, Kind::Overloaded, class + 1), back, refused_mass, step + 1);
+        }
+        self.queued += queued;
+        if refused > 0.0 {
+            self.totals.rejected += refused;
+            self.row(step)[REJECTED] += refused;
+        }
+    }
+
+    /// Starts serving `parcel` at `step`: its service ends over the service law, on time or late.
+    fn start(&mut self, step: usize, parcel: Parcel) {
+        let model = self.model;
+        self.busy += parcel.mass;
+        let stretch = match model.faults.at(model.time_of(step)) {
+            Some(FaultKind::Slowdown(factor)) => factor,
+            _ => 1.0,
+        };
+        let load = model.latency_per_request_s * self.busy.min(model.workers) / model.scale;
+        let waited = (step - parcel.arrived) as f64;
+        let network = model.network_steps as f64;
+        let budget = model.timeout_steps.map(|timeout| timeout as f64 - 2.0 * network - waited);
+        let good = model.good_within_steps.map(|good| good - 2.0 * network - waited);
+        let sent_bucket = parcel.arrived.saturating_sub(model.network_steps) / model.steps_per_bucket;
+        for &(service_s, weight) in &model.service.points {
+            let length = (service_s + load) * stretch / model.step_s;
+            let mass = parcel.mass * weight;
+            let done = step as f64 + length;
+            self.scalar.add(0, done, mass, step + 1);
+            let on_time = !parcel.timed_out && budget.is_none_or(|budget| length <= budget);
+            if on_time {
+                self.per_class.add(lane(self.classes, Kind::Answered, parcel.class), done + network, mass, step + 1);
+                if parcel.class == 1 && good.is_none_or(|good| length <= good) {
+                    if self.in_time.len() <= sent_bucket {
+                        self.in_time.resize(sent_bucket + 1, 0.0);
+                    }
+                    self.in_time[sent_bucket] += mass * model.success_share;
+                }
+            } else {
+                self.scalar.add(1, done, mass, step + 1);
+                if !parcel.timed_out {
+                    let deadline =
+                        (parcel.arrived + model.timeout_steps.unwrap_or(0)).saturating_sub(model.network_steps);
+                    self.per_class.add(
+                        lane(self.classes, Kind::Timeout, parcel.class),
+                        deadline as f64,
+                        mass,
+                        step + 1,
+                    );
+                }
+            }
+        }
+    }
+}
