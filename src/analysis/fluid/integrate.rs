@@ -7,7 +7,7 @@
 //! free, else queue while there is room, else refuse with a 503). A start draws its service time over the
 //! service law, stretched by the slowdown and the load at that instant, as the simulation fixes it at the start;
 //! the share of it answered before the client's timeout is on time, the rest is late work. Every delay lands on
-//! the two steps around its end, split to keep its mean (`Rings::add`).
+//! the nearest step (`Rings::add`); the timeline counts each flow at its exact time (`Stepper::count`).
 
 use std::collections::VecDeque;
 
@@ -15,7 +15,6 @@ use super::model::FluidModel;
 use super::tables::Failure;
 use crate::model::faults::FaultKind;
 use crate::model::server::OnTimeout;
-use crate::time::SimTime;
 use crate::workload::Arrivals;
 
 /// The timeline's columns, as the simulation's timeline.csv names them.
@@ -70,22 +69,16 @@ impl Rings {
         Rings { lanes, mask: length - 1, data: vec![0.0; lanes * length], pending: 0.0 }
     }
 
-    /// Adds `mass` at fractional step `at` of `lane`, split between the steps around it so that the mean is kept;
-    /// never before step `earliest`.
+    /// Adds `mass` to `lane` at `at` steps (fractional), on the nearest step and never before `earliest`. Step s
+    /// acts at time s·h and stands for [s − ½, s + ½)·h: a delay that is a whole number of steps lands exactly, any
+    /// other is late or early by half a step at most and on average not at all.
     fn add(&mut self, lane: usize, at: f64, mass: f64, earliest: usize) {
         debug_assert!(lane < self.lanes);
         if mass == 0.0 {
             return;
         }
-        let at = at.max(earliest as f64);
-        let floor = at.floor();
-        let upper = at - floor;
-        let base = lane * (self.mask + 1);
-        let step = floor as usize;
-        self.data[base + (step & self.mask)] += mass * (1.0 - upper);
-        if upper > 0.0 {
-            self.data[base + ((step + 1) & self.mask)] += mass * upper;
-        }
+        let step = (at.max(earliest as f64) + 0.5).floor() as usize;
+        self.data[lane * (self.mask + 1) + (step & self.mask)] += mass;
         self.pending += mass;
     }
 
@@ -138,8 +131,8 @@ struct Stepper<'m> {
     model: &'m FluidModel,
     classes: usize,
     per_class: Rings,
-    /// Lane 0: workers freed; 1: late services done; 2: retries sent.
-    scalar: Rings,
+    /// Workers freed.
+    freed: Rings,
     queue: VecDeque<Parcel>,
     /// Parcels at the queue's front already flagged timed out (`abandon`).
     flagged: usize,
@@ -161,7 +154,7 @@ impl<'m> Stepper<'m> {
             model,
             classes: model.classes,
             per_class: Rings::new(KINDS * model.classes, model.ring_length),
-            scalar: Rings::new(3, model.ring_length),
+            freed: Rings::new(1, model.ring_length),
             queue: VecDeque::new(),
             flagged: 0,
             queued: 0.0,
@@ -171,6 +164,20 @@ impl<'m> Stepper<'m> {
             in_time: Vec::new(),
             totals: Totals::default(),
         }
+    }
+
+    /// Counts `mass` in `series` at `at` steps: in the bucket that holds that time, however the mass itself is
+    /// then stepped, so counts are not smeared across a bucket's edge.
+    fn count(&mut self, series: usize, at: f64, mass: f64) {
+        let bucket = (at.max(0.0) / self.model.steps_per_bucket as f64).floor() as usize;
+        self.count_in(series, bucket, mass);
+    }
+
+    fn count_in(&mut self, series: usize, bucket: usize, mass: f64) {
+        if self.rows.len() <= bucket {
+            self.rows.resize(bucket + 1, [0.0; 7]);
+        }
+        self.rows[bucket][series] += mass;
     }
 
     fn row(&mut self, step: usize) -> &mut [f64; 7] {
@@ -188,7 +195,7 @@ impl<'m> Stepper<'m> {
             self.step(step);
             step += 1;
             let arrivals_over = step >= model.arrivals_end_step;
-            let live = self.per_class.pending + self.scalar.pending + self.queued + self.busy;
+            let live = self.per_class.pending + self.freed.pending + self.queued + self.busy;
             if arrivals_over && live <= 1e-9 * self.totals.requests.max(1.0) {
                 break true;
             }
@@ -208,18 +215,12 @@ impl<'m> Stepper<'m> {
 
     fn step(&mut self, step: usize) {
         let model = self.model;
-        let freed = self.scalar.take(0, step);
+        let freed = self.freed.take(0, step);
         self.busy = (self.busy - freed).max(0.0);
-        let late = self.scalar.take(1, step);
-        self.totals.late += late;
-        self.row(step)[LATE] += late;
         self.sweep_deadlines(step);
         for class in 1..=model.classes {
             self.client_acts(step, class);
         }
-        let sent = self.scalar.take(2, step);
-        self.totals.retries += sent;
-        self.row(step)[RETRIES] += sent;
         self.first_tries(step);
         self.serve_queue(step);
         self.admit(step);
@@ -257,7 +258,6 @@ impl<'m> Stepper<'m> {
         let answered = self.per_class.take(lane(self.classes, Kind::Answered, class), step);
         let success = answered * model.success_share;
         self.totals.succeeded += success;
-        self.row(step)[GOODPUT] += success;
         let mut plain = 0.0;
         let mut ended = success;
         for (probability, retried) in model.service_failures {
@@ -310,12 +310,18 @@ impl<'m> Stepper<'m> {
         let gave_up = mass * (1.0 - kernel.retried);
         self.totals.gave_up += gave_up;
         let retried = mass * kernel.retried;
+        self.totals.retries += retried;
         let next = (class + 1).min(model.classes);
-        let network = model.network_steps as f64;
-        for &(offset, weight) in &kernel.offsets {
-            let at = step as f64 + offset;
-            self.scalar.add(2, at, retried * weight, step);
-            self.per_class.add(lane(self.classes, Kind::Arrive, next), at + network, retried * weight, step);
+        let arrive = lane(self.classes, Kind::Arrive, next);
+        for &(offset, weight) in &kernel.by_step {
+            self.per_class.add(arrive, (step + offset + model.network_steps) as f64, retried * weight, step);
+        }
+        let per_bucket = model.steps_per_bucket;
+        for (series, at) in [(RETRIES, step), (CALLS, step + model.network_steps)] {
+            let (bucket, phase) = (at / per_bucket, at % per_bucket);
+            for &(later, weight) in &kernel.by_bucket[phase] {
+                self.count_in(series, bucket + later, retried * weight);
+            }
         }
         gave_up
     }
@@ -325,9 +331,11 @@ impl<'m> Stepper<'m> {
         let model = self.model;
         let sent = match &model.arrivals {
             Arrivals::Burst { requests } if step == 0 => f64::from(*requests) * model.scale,
-            Arrivals::Open { schedule } if step < model.arrivals_end_step => {
-                let middle = SimTime::from_nanos(((step as f64 + 0.5) * model.step_s * 1e9) as u64);
-                schedule.rate_at(middle) * model.scale * model.step_s
+            Arrivals::Open { schedule } if step <= model.arrivals_end_step => {
+                // Step s stands for [s − ½, s + ½)·h, cut to the arrivals' span [0, duration).
+                let duration = model.arrivals_end_step as f64;
+                let length = (step as f64 + 0.5).min(duration) - (step as f64 - 0.5).max(0.0);
+                schedule.rate_at(model.time_of(step)) * model.scale * model.step_s * length.max(0.0)
             }
             Arrivals::Closed { .. } if step < model.arrivals_end_step => {
                 let sent = self.thinking * model.think_share;
@@ -340,7 +348,8 @@ impl<'m> Stepper<'m> {
             return;
         }
         self.totals.requests += sent;
-        self.row(step)[OFFERED] += sent;
+        self.count(OFFERED, step as f64, sent);
+        self.count(CALLS, (step + model.network_steps) as f64, sent);
         self.per_class.add(lane(self.classes, Kind::Arrive, 1), (step + model.network_steps) as f64, sent, step);
     }
 
@@ -379,7 +388,6 @@ impl<'m> Stepper<'m> {
             return;
         }
         self.totals.calls += total;
-        self.row(step)[CALLS] += total;
         let back = (step + model.network_steps) as f64;
         let answer = match model.faults.at(model.time_of(step)) {
             Some(FaultKind::BlackHole) => {
@@ -445,10 +453,11 @@ impl<'m> Stepper<'m> {
             let length = (service_s + load) * stretch / model.step_s;
             let mass = parcel.mass * weight;
             let done = step as f64 + length;
-            self.scalar.add(0, done, mass, step + 1);
+            self.freed.add(0, done, mass, step + 1);
             let on_time = !parcel.timed_out && budget.is_none_or(|budget| length <= budget);
             if on_time {
                 self.per_class.add(lane(self.classes, Kind::Answered, parcel.class), done + network, mass, step + 1);
+                self.count(GOODPUT, (done + network).max(step as f64 + 1.0), mass * model.success_share);
                 if parcel.class == 1 && good.is_none_or(|good| length <= good) {
                     if self.in_time.len() <= sent_bucket {
                         self.in_time.resize(sent_bucket + 1, 0.0);
@@ -456,7 +465,8 @@ impl<'m> Stepper<'m> {
                     self.in_time[sent_bucket] += mass * model.success_share;
                 }
             } else {
-                self.scalar.add(1, done, mass, step + 1);
+                self.totals.late += mass;
+                self.count(LATE, done.max(step as f64 + 1.0), mass);
                 if !parcel.timed_out {
                     let deadline =
                         (parcel.arrived + model.timeout_steps.unwrap_or(0)).saturating_sub(model.network_steps);

@@ -11,6 +11,8 @@ use crate::workload::Arrivals;
 
 /// Steps one trajectory takes at most unless `--step` asks for a finer grid.
 pub(crate) const MAX_STEPS: usize = 4_000_000;
+/// Entries of a retry kernel's law by step, at most.
+const MAX_KERNEL_STEPS: usize = 256;
 /// Ring cells at most over every lane (8 bytes each): 512 MiB.
 const MAX_RING_CELLS: usize = 1 << 26;
 
@@ -25,11 +27,60 @@ pub(crate) struct StepSettings {
     pub(crate) scale: f64,
 }
 
-/// A retry's timing in steps: the share retried and the sleep law's points as (steps, weight).
+/// A retry's timing on the grid: the share retried, the sleep's law by whole steps (the nearest, as
+/// [`super::integrate`]'s rings round), and for counting, by bucket: `by_bucket[φ]` holds, for a decision at a step
+/// φ steps into its bucket, the share sent j buckets later. Both are built from every sampled sleep, so a count per
+/// bucket has no aliasing between the law's points and the grid.
 #[derive(Clone, Debug)]
 pub(crate) struct Kernel {
     pub(crate) retried: f64,
-    pub(crate) offsets: Vec<(f64, f64)>,
+    pub(crate) by_step: Vec<(usize, f64)>,
+    pub(crate) by_bucket: Vec<Vec<(usize, f64)>>,
+}
+
+impl Kernel {
+    fn of(retried: f64, draws: &[f32], step_s: f64, steps_per_bucket: usize) -> Kernel {
+        let weight = 1.0 / draws.len().max(1) as f64;
+        let mut by_step: Vec<(usize, f64)> = Vec::new();
+        let mut by_bucket: Vec<Vec<(usize, f64)>> = vec![Vec::new(); steps_per_bucket];
+        // The draws are sorted, so each list is built in order; per phase, the draws below each bucket's end are
+        // found by bisection rather than one by one.
+        let positions: Vec<f64> = draws.iter().map(|&sleep| f64::from(sleep) / step_s).collect();
+        // For the dynamics, each draw on its nearest step; when the law spans more than MAX_KERNEL_STEPS steps,
+        // draws are gathered in groups of g whole steps, each group at its own mean (its mass and mean time kept).
+        let span = positions.last().map_or(0.0, |&last| last + 0.5);
+        let group = (span / MAX_KERNEL_STEPS as f64).ceil().max(1.0);
+        let mut from = 0;
+        while from < positions.len() {
+            let key = ((positions[from] + 0.5) / group).floor();
+            let to = from + positions[from..].partition_point(|&x| ((x + 0.5) / group).floor() <= key);
+            let mean = positions[from..to].iter().sum::<f64>() / (to - from) as f64;
+            let at = if group == 1.0 { key as usize } else { (mean + 0.5).floor() as usize };
+            match by_step.last_mut() {
+                Some(last) if last.0 == at => last.1 += (to - from) as f64 * weight,
+                _ => by_step.push((at, (to - from) as f64 * weight)),
+            }
+            from = to;
+        }
+        for (phase, list) in by_bucket.iter_mut().enumerate() {
+            let mut counted = 0;
+            let mut bucket = 0;
+            while counted < positions.len() {
+                let end = ((bucket + 1) * steps_per_bucket) as f64 - phase as f64;
+                let below = positions.partition_point(|&x| x < end);
+                if below > counted {
+                    list.push((bucket, (below - counted) as f64 * weight));
+                    counted = below;
+                }
+                bucket += 1;
+            }
+        }
+        if draws.is_empty() {
+            by_step.push((0, 1.0));
+            by_bucket.iter_mut().for_each(|list| list.push((0, 1.0)));
+        }
+        Kernel { retried, by_step, by_bucket }
+    }
 }
 
 /// A server point as the fluid integrator and the regime solver read it.
@@ -156,7 +207,8 @@ impl FluidModel {
             }
         };
         loop {
-            let per_bucket = (bucket_s / wanted).ceil().max(1.0);
+            // A hair below the ceiling, so that a step that divides the bucket is not lost to rounding.
+            let per_bucket = (bucket_s / wanted * (1.0 - 1e-9)).ceil().max(1.0);
             self.step_s = bucket_s / per_bucket;
             self.steps_per_bucket = per_bucket as usize;
             let ring = ((self.longest_delay_s() / self.step_s).ceil() as usize + 4).next_power_of_two();
@@ -172,15 +224,14 @@ impl FluidModel {
         self.good_within_steps = self.good_within_s.map(|s| s / self.step_s);
         self.arrivals_end_step = steps((self.arrivals_end - SimTime::ZERO).as_secs_f64()).max(1);
         self.max_steps = MAX_STEPS.max(self.arrivals_end_step * 2);
+        let (step_s, per_bucket) = (self.step_s, self.steps_per_bucket);
         self.kernels = [0, 1].map(|failure| {
             self.table.steps[failure]
                 .iter()
-                .map(|step| Kernel {
-                    retried: step.retried,
-                    offsets: step.sleep.points.iter().map(|&(s, w)| (s / self.step_s, w)).collect(),
-                })
+                .map(|step| Kernel::of(step.retried, &step.draws, step_s, per_bucket))
                 .collect()
         });
+        self.table.steps.iter_mut().flatten().for_each(|step| step.draws = Vec::new());
         self.think_share =
             think_mean_s.map_or(1.0, |mean| if mean > 0.0 { -(-self.step_s / mean).exp_m1() } else { 1.0 });
     }
@@ -198,7 +249,7 @@ impl FluidModel {
         sleep + service + 2.0 * self.network_s + self.timeout_s.unwrap_or(0.0)
     }
 
-    /// The time at the start of `step`.
+    /// The time `step` acts at.
     pub(crate) fn time_of(&self, step: usize) -> SimTime {
         SimTime::from_nanos((step as f64 * self.step_s * 1e9).round() as u64)
     }

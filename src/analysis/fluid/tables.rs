@@ -29,7 +29,9 @@ pub(crate) struct Law {
 impl Law {
     /// The law of `draws` (seconds), in `POINTS` equal-mass blocks, equal neighbours merged.
     pub(crate) fn of_draws(mut draws: Vec<f64>) -> Law {
-        draws.sort_by(f64::total_cmp);
+        if !draws.is_sorted() {
+            draws.sort_by(f64::total_cmp);
+        }
         let blocks = POINTS.min(draws.len()).max(1);
         let mut points: Vec<(f64, f64)> = Vec::with_capacity(blocks);
         for block in 0..blocks {
@@ -59,19 +61,62 @@ impl Law {
     }
 }
 
-/// The service time's law, in seconds, before load and slowdown; its draws are rescaled to the distribution's
-/// exact mean, so capacities come out exact.
+/// The service time's law, in seconds, before load and slowdown. Exact for the constant, exponential and bimodal
+/// shapes: an exponential's block of quantiles [p, q) has mean m·(G(q) − G(p))/(q − p) with
+/// G(u) = (1 − u)·ln(1 − u) + u, the integral of its quantile function −m·ln(1 − u). A log-normal is sampled, its
+/// draws rescaled to the exact mean.
 pub(crate) fn service_law(service: &TimeDistribution) -> Law {
-    let mut rng = sim_rng(stable_hash(b"fluid service"));
-    let draws: Vec<f64> = (0..DRAWS).map(|_| service.sample_nanos(&mut rng) * 1e-9).collect();
-    let sampled = draws.iter().sum::<f64>() / DRAWS as f64;
-    let exact = service.mean_nanos() * 1e-9;
-    let factor = if sampled > 0.0 { exact / sampled } else { 1.0 };
-    let mut law = Law::of_draws(draws.into_iter().map(|d| d * factor).collect());
-    if let [(point, _)] = law.points[..] {
-        law.points = vec![(point, 1.0)];
+    let mean = service.mean_nanos() * 1e-9;
+    match service {
+        TimeDistribution::Constant(_) => Law { points: vec![(mean, 1.0)] },
+        TimeDistribution::Exponential(..) => {
+            let integral = |u: f64| if u >= 1.0 { 1.0 } else { (1.0 - u) * (1.0 - u).ln() + u };
+            let points = (0..POINTS)
+                .map(|block| {
+                    let (p, q) = (block as f64 / POINTS as f64, (block + 1) as f64 / POINTS as f64);
+                    (mean * (integral(q) - integral(p)) / (q - p), 1.0 / POINTS as f64)
+                })
+                .collect();
+            Law { points }
+        }
+        TimeDistribution::Bimodal { fast, slow, p_slow } => {
+            let points = [(fast * 1e-9, 1.0 - p_slow), (slow * 1e-9, *p_slow)];
+            let mut points: Vec<(f64, f64)> = points.into_iter().filter(|(_, w)| *w > 0.0).collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Law { points }
+        }
+        TimeDistribution::LogNormal(..) => {
+            let mut rng = sim_rng(stable_hash(b"fluid service"));
+            let draws: Vec<f64> = (0..DRAWS).map(|_| service.sample_nanos(&mut rng) * 1e-9).collect();
+            let sampled = draws.iter().sum::<f64>() / DRAWS as f64;
+            Law::of_draws(draws.into_iter().map(|d| d * mean / sampled).collect())
+        }
     }
-    law
+}
+
+/// A random stream whose first word per draw is stratified: draw i gets a word from slice `first[i]` of M equal
+/// slices of [0, 2^64), so a strategy that turns one uniform into its sleep is sampled evenly over its quantiles
+/// (an error of order 1/M rather than 1/√M); later words come from `inner`.
+struct Stratified {
+    inner: crate::engine::SimRng,
+    first: Option<u64>,
+}
+
+impl rand::TryRng for Stratified {
+    type Error = std::convert::Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        self.try_next_u64().map(|word| (word >> 32) as u32)
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(self.first.take().unwrap_or_else(|| rand::Rng::next_u64(&mut self.inner)))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        rand::Rng::fill_bytes(&mut self.inner, dst);
+        Ok(())
+    }
 }
 
 /// What a failed attempt was, as the retry policy sees it.
@@ -89,6 +134,9 @@ pub(crate) enum Failure {
 pub(crate) struct RetryStep {
     pub(crate) retried: f64,
     pub(crate) sleep: Law,
+    /// Every sampled sleep, sorted, in seconds (f32 is finer than any step): the fluid's kernels are built from
+    /// them and then dropped.
+    pub(crate) draws: Vec<f32>,
 }
 
 /// The retry policy as laws per attempt class and failure: `steps[failure][n − 1]`.
@@ -105,11 +153,21 @@ pub(crate) struct RetryTable {
 
 impl RetryTable {
     /// Samples `config`'s retry policy along `DRAWS` request histories per failure kind, carrying each history's
-    /// backoff memory from one retry to the next as a client does; only each retry's marginal law is kept. Each
-    /// retry draws from the same seed (common random numbers), so laws that are equal come out equal.
+    /// backoff memory from one retry to the next as a client does; only each retry's marginal law is kept. The
+    /// draws are stratified ([`Stratified`]).
     pub(crate) fn of(config: &ServerConfig) -> RetryTable {
         let limit = config.retry.max_attempts.map_or(MAX_CLASSES, |max| (max as usize).min(MAX_CLASSES));
         let correlated = std::cell::Cell::new(false);
+        // Slice k of the stratified first word starts at its own fixed offset; every retry hands the slices out
+        // in a fresh order, so a memoryless strategy's law at its cap repeats exactly (which ends the classes)
+        // while a strategy with memory sees its draws independent from one retry to the next.
+        let mut offsets_rng = sim_rng(stable_hash(b"fluid strata"));
+        let words: Vec<u64> = (0..DRAWS)
+            .map(|slice| {
+                let within = rand::RngExt::random::<f64>(&mut offsets_rng);
+                (((slice as f64 + within) / DRAWS as f64) * 2f64.powi(64)) as u64
+            })
+            .collect();
         let sample = |failure: Failure| -> Vec<RetryStep> {
             let hint = match failure {
                 Failure::Plain => None,
@@ -117,12 +175,14 @@ impl RetryTable {
             };
             let mut memories = vec![BackoffMemory::default(); DRAWS];
             let mut steps: Vec<RetryStep> = Vec::new();
+            let mut order: Vec<usize> = (0..DRAWS).collect();
+            let mut shuffle = sim_rng(stable_hash(b"fluid order") ^ failure as u64);
             for n in 1..=limit {
-                // The same uniforms for every retry: once the cap is reached a memoryless strategy's law repeats
-                // exactly, which ends the classes.
-                let mut rng = sim_rng(stable_hash(b"fluid retries") ^ failure as u64);
+                rand::seq::SliceRandom::shuffle(&mut order[..], &mut shuffle);
+                let mut rng = Stratified { inner: sim_rng(stable_hash(b"fluid retries") ^ failure as u64), first: None };
                 let mut sleeps = Vec::with_capacity(DRAWS);
-                for memory in &mut memories {
+                for (memory, &slice) in memories.iter_mut().zip(&order) {
+                    rng.first = Some(words[slice]);
                     let decision = config.retry.after_failure(
                         n as u32,
                         SimDuration::ZERO,
@@ -135,8 +195,10 @@ impl RetryTable {
                     }
                 }
                 let retried = sleeps.len() as f64 / DRAWS as f64;
+                sleeps.sort_by(f64::total_cmp);
+                let draws = sleeps.iter().map(|&s| s as f32).collect();
                 let sleep = if sleeps.is_empty() { Law { points: vec![(0.0, 1.0)] } } else { Law::of_draws(sleeps) };
-                steps.push(RetryStep { retried, sleep });
+                steps.push(RetryStep { retried, sleep, draws });
             }
             if memories.iter().any(|memory| *memory != BackoffMemory::default()) {
                 correlated.set(true);
