@@ -318,6 +318,9 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
         scale.show(low),
         scale.show(high)
     ))?;
+    if !options.csv {
+        print(fluid_line(options, spec.key, scale, (probes[0].value, probes[1].value), tolerance))?;
+    }
     if options.csv {
         let number = |x: f64| if scale == Scale::Duration { format!("{}", x / 1e6) } else { format!("{x}") };
         let mut text = String::from(CSV_HEADER);
@@ -341,6 +344,40 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
         stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
     }
     Ok(())
+}
+
+/// The fluid limit's answer beside the simulation's: where its trajectory ends stuck and where its stuck regime
+/// appears, over the same bracket (server scenarios the fluid limit can express; otherwise why not).
+fn fluid_line(options: &BoundaryOptions, key: &str, scale: Scale, ends: (f64, f64), tolerance: f64) -> String {
+    let fluid_options = super::FluidOptions {
+        scenario: options.scenario.clone(),
+        set: options.set.clone(),
+        scale: 1.0,
+        step: None,
+        csv: None,
+        over: Some(key.to_owned()),
+        between: None,
+        tolerance: None,
+    };
+    let settings = crate::analysis::fluid::StepSettings { bucket: SimDuration::from_secs(1), step: None, scale: 1.0 };
+    match super::fluid_over::measure(&fluid_options, settings, (key, scale), ends, tolerance) {
+        Ok(found) => {
+            let at = |x: Option<f64>, what: &str| match x {
+                Some(x) => format!("{what} from {key} = {}", scale.show(x)),
+                None => format!("{what} nowhere in the bracket"),
+            };
+            format!(
+                "fluid limit: {}; {} (retrylab fluid --over {key})\n",
+                at(found.trajectory, "its trajectory ends stuck"),
+                at(found.stuck_regime, "a stuck regime exists")
+            )
+        }
+        Err(error) => {
+            let why = error.to_string();
+            let why = why.rsplit(": ").next().unwrap_or(&why).to_owned();
+            format!("fluid limit: none ({why})\n")
+        }
+    }
 }
 
 /// `boundary --csv`: one row per probe in the order run, each with the search's result (durations in ms).

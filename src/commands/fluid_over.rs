@@ -88,34 +88,8 @@ pub(super) fn boundaries(options: &FluidOptions, settings: StepSettings, stdout:
         None => (high - low) / 1024.0,
     };
     let tolerance = if scale == Scale::Count { tolerance.max(1.0) } else { tolerance };
-    // Both ends are built (and so checked) before anything is integrated.
-    let (low_scenario, low_fluid) = pinned_study(options, settings, spec.key, scale, low)?;
-    let (high_scenario, high_fluid) = pinned_study(options, settings, spec.key, scale, high)?;
-    let ends = [state(&low_scenario, &low_fluid, true), state(&high_scenario, &high_fluid, true)];
-    let probe = |value: f64, with_trajectory: bool| -> State {
-        match pinned_study(options, settings, spec.key, scale, value) {
-            Ok((scenario, fluid)) => state(&scenario, &fluid, with_trajectory),
-            // A value between two valid ends is valid; should it not be, it counts as neither side.
-            Err(_) => State { stuck_regime: None, healthy_regime: None, trajectory_stuck: None },
-        }
-    };
-    let regime_tolerance = (high - low) * 1e-6;
-    let regime_tolerance = if scale == Scale::Count { 1.0 } else { regime_tolerance };
-    let stuck_regime = find(
-        ends,
-        |s| s.stuck_regime,
-        |v| crossing(low, high, regime_tolerance, |x| probe(x, false).stuck_regime == v),
-    );
-    let healthy_regime = find(
-        ends,
-        |s| s.healthy_regime,
-        |v| crossing(low, high, regime_tolerance, |x| probe(x, false).healthy_regime == v),
-    );
-    let trajectory = find(
-        ends,
-        |s| s.trajectory_stuck,
-        |v| crossing(low, high, tolerance, |x| probe(x, true).trajectory_stuck == v),
-    );
+    let found = measure(options, settings, (spec.key, scale), (low, high), tolerance)?;
+    let Found { ends, stuck_regime, healthy_regime, trajectory } = found;
     let rows = [
         ("stuck_regime", "stuck regime", stuck_regime, ends.map(|s| s.stuck_regime)),
         ("healthy_regime", "healthy regime", healthy_regime, ends.map(|s| s.healthy_regime)),
@@ -195,6 +169,53 @@ pub(super) fn boundaries(options: &FluidOptions, settings: StepSettings, stdout:
         text
     };
     stdout.write_all(text.as_bytes()).map_err(stdout_error)
+}
+
+/// The three crossings along KEY between `low` and `high`, with what holds at each end.
+pub(super) struct Found {
+    ends: [State; 2],
+    pub(super) stuck_regime: Option<f64>,
+    healthy_regime: Option<f64>,
+    pub(super) trajectory: Option<f64>,
+}
+
+/// Bisects each property that differs between the ends; both ends are built (and so checked) first.
+pub(super) fn measure(
+    options: &FluidOptions,
+    settings: StepSettings,
+    (key, scale): (&str, Scale),
+    (low, high): (f64, f64),
+    tolerance: f64,
+) -> Result<Found, Error> {
+    // Both ends are built (and so checked) before anything is integrated.
+    let (low_scenario, low_fluid) = pinned_study(options, settings, key, scale, low)?;
+    let (high_scenario, high_fluid) = pinned_study(options, settings, key, scale, high)?;
+    let ends = [state(&low_scenario, &low_fluid, true), state(&high_scenario, &high_fluid, true)];
+    let probe = |value: f64, with_trajectory: bool| -> State {
+        match pinned_study(options, settings, key, scale, value) {
+            Ok((scenario, fluid)) => state(&scenario, &fluid, with_trajectory),
+            // A value between two valid ends is valid; should it not be, it counts as neither side.
+            Err(_) => State { stuck_regime: None, healthy_regime: None, trajectory_stuck: None },
+        }
+    };
+    let regime_tolerance = (high - low) * 1e-6;
+    let regime_tolerance = if scale == Scale::Count { 1.0 } else { regime_tolerance };
+    let stuck_regime = find(
+        ends,
+        |s| s.stuck_regime,
+        |v| crossing(low, high, regime_tolerance, |x| probe(x, false).stuck_regime == v),
+    );
+    let healthy_regime = find(
+        ends,
+        |s| s.healthy_regime,
+        |v| crossing(low, high, regime_tolerance, |x| probe(x, false).healthy_regime == v),
+    );
+    let trajectory = find(
+        ends,
+        |s| s.trajectory_stuck,
+        |v| crossing(low, high, tolerance, |x| probe(x, true).trajectory_stuck == v),
+    );
+    Ok(Found { ends, stuck_regime, healthy_regime, trajectory })
 }
 
 /// The crossing of one property between the ends, if the ends differ in it.

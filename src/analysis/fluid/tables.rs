@@ -179,7 +179,8 @@ impl RetryTable {
             let mut shuffle = sim_rng(stable_hash(b"fluid order") ^ failure as u64);
             for n in 1..=limit {
                 rand::seq::SliceRandom::shuffle(&mut order[..], &mut shuffle);
-                let mut rng = Stratified { inner: sim_rng(stable_hash(b"fluid retries") ^ failure as u64), first: None };
+                let mut rng =
+                    Stratified { inner: sim_rng(stable_hash(b"fluid retries") ^ failure as u64), first: None };
                 let mut sleeps = Vec::with_capacity(DRAWS);
                 for (memory, &slice) in memories.iter_mut().zip(&order) {
                     rng.first = Some(words[slice]);

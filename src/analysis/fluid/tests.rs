@@ -255,3 +255,47 @@ fn a_memoryless_policy_ends_its_classes_at_the_cap_and_a_decorrelated_one_is_fla
     assert_eq!(classes("full-jitter"), (10, false));
     assert!(classes("decorrelated-jitter").1);
 }
+
+#[test]
+fn the_simulated_herd_approaches_the_fluid_as_the_fleet_grows() {
+    // The herd with N clients, N/100 workers and N/10 places, 5 replicates per N: the largest gap per client in
+    // calls per 10 ms bucket, against the fluid of the same point (scripts/fluid-convergence goes to 10^7).
+    let text = scenario_file("thundering-herd");
+    let mut points = Vec::new();
+    for clients in [1_000_u32, 10_000, 100_000] {
+        let set: Vec<String> = vec![
+            format!("workload.clients={clients}"),
+            format!("model.workers={}", clients / 100),
+            format!("model.queue_limit={}", clients / 10),
+            "sweep.strategy=[\"full-jitter\"]".into(),
+            "replicates=5".into(),
+        ];
+        let scenario = Scenario::with_overrides("herd.toml".as_ref(), text.clone(), &set).unwrap();
+        let planned = plan(&scenario).unwrap();
+        let Configured::Server(config) = &planned[0].config.0 else { panic!("a server point") };
+        let fluid = FluidPoint::new(config, settings(10)).unwrap().integrate();
+        let settings = crate::sweep::SweepSettings::for_scenario(&scenario, Some(1));
+        let runs = crate::sweep::run_sweep(&planned, settings, &|| {}).unwrap();
+        let series = scenario.model.timeline_series().len();
+        let gaps: Vec<f64> = runs
+            .iter()
+            .map(|run| {
+                let buckets = (run.output.timeline.len() / series).max(fluid.rows.len());
+                (0..buckets)
+                    .map(|b| {
+                        let simulated = run.output.timeline.get(b * series).copied().unwrap_or(0.0);
+                        let expected = fluid.rows.get(b).map_or(0.0, |row| row[0]);
+                        (simulated - expected).abs() / f64::from(clients)
+                    })
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        points.push((f64::from(clients).log10(), (gaps.iter().sum::<f64>() / gaps.len() as f64).log10()));
+    }
+    assert!(points.windows(2).all(|pair| pair[1].1 < pair[0].1), "the gap falls: {points:?}");
+    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / 3.0;
+    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / 3.0;
+    let slope = points.iter().map(|(x, y)| (x - mean_x) * (y - mean_y)).sum::<f64>()
+        / points.iter().map(|(x, _)| (x - mean_x).powi(2)).sum::<f64>();
+    assert!(slope <= -0.35, "near Kurtz's N^-1/2: slope {slope}, {points:?}");
+}
