@@ -12,6 +12,7 @@ mod determinism;
 mod docs;
 mod emulate;
 mod failing_disk;
+mod fluid;
 mod golden;
 mod honest_metrics;
 mod hostile_input;

@@ -90,18 +90,20 @@ fn boundary_refuses_what_it_cannot_search_with_exit_2() {
     assert!(stderr.contains("no stuck-state verdict"), "{stderr}");
 }
 
-/// The stuck state of DesCartes' retry storm as a fluid argument predicts it. With the queue full, a share q of
-/// the arriving attempts is admitted and the server's μ = 10/s are all admitted attempts, each of which times
-/// out (waits of about 10 s against a 4 s timeout) and comes back at once while retries last: attempts arrive at
-/// a = λ(1 + q + q² + q³) and q·a = μ. Returns (attempts, retries, refusals, late services) per second.
-fn retry_storm_fixed_point(lambda: f64, mu: f64, retries: i32) -> [f64; 4] {
-    let (mut low, mut high) = (1e-9, 1.0);
-    for _ in 0..200 {
-        let q = (low + high) / 2.0;
-        if mu / q > lambda * (0..=retries).map(|k| q.powi(k)).sum::<f64>() { low = q } else { high = q }
-    }
-    let attempts = mu / low;
-    [attempts, attempts - lambda, attempts - mu, mu]
+/// The stuck state of DesCartes' retry storm as `retrylab fluid` solves it: with the queue full, a share q of the
+/// arriving attempts is admitted, every admitted one times out and comes back at once while retries last, so
+/// attempts arrive at a = λ(1 + q + q² + q³) with q·a = μ. Returns (attempts, retries, refusals, late services) per
+/// second, read from `--csv regimes`.
+fn retry_storm_fixed_point() -> [f64; 4] {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/descartes-retry-storm.toml");
+    let output = retrylab().arg("fluid").arg(path).args(["--csv", "regimes"]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    let header: Vec<&str> = text.lines().next().unwrap().split(',').collect();
+    let stuck: Vec<&str> =
+        text.lines().find(|line| line.contains(",stuck,")).expect("a stuck regime").split(',').collect();
+    let cell = |name: &str| stuck[header.iter().position(|h| *h == name).unwrap()].parse::<f64>().unwrap();
+    [cell("attempts_rps"), cell("retries_rps"), cell("refused_rps"), cell("late_rps")]
 }
 
 #[test]
@@ -118,7 +120,7 @@ fn descartes_retry_storm_stays_stuck_at_the_rates_the_fluid_argument_predicts() 
     // Before the spike most runs are healthy: no retry at all in the first 120 s.
     let healthy_before = runs.iter().filter(|run| rate(&run.output.timeline, "retries", 0, 120) == 0.0).count();
     assert!(healthy_before >= runs.len() / 2, "{healthy_before} of {} healthy before the spike", runs.len());
-    let predicted = retry_storm_fixed_point(9.3, 10.0, 3);
+    let predicted = retry_storm_fixed_point();
     for (index, name) in ["calls", "retries", "rejected", "late"].into_iter().enumerate() {
         let per_run: Vec<f64> = runs.iter().map(|run| rate(&run.output.timeline, name, 130, 400)).collect();
         let estimate = Estimate::of(&per_run);
