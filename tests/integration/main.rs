@@ -13,6 +13,7 @@ mod docs;
 mod emulate;
 mod failing_disk;
 mod golden;
+mod hlr;
 mod honest_metrics;
 mod hostile_input;
 mod import;
