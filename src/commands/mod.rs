@@ -27,7 +27,7 @@ use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
-pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, boundary};
+pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, DEFAULT_VERDICT, boundary};
 pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
 pub use import::{ImportOptions, import};
 pub use metrics::metrics;

@@ -65,3 +65,52 @@ fn at_sixteen_stations_polynomial_backoff_settles_in_a_fair_state_that_carries_h
         "{slope:?}"
     );
 }
+
+fn hlr_scenario() -> String {
+    format!("{}/scenarios/hlr-1996.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `boundary --verdict growing` bisects on the share of runs whose backlog grew: at 16 stations exponential
+/// backoff tips well below HLR's bound, 0.567 + 1/62 = 0.583.
+#[test]
+fn boundary_judging_growing_puts_exponential_backoff_below_hlrs_bound_at_sixteen_stations() {
+    let args =
+        ["--over", "arrival_rate", "--verdict", "growing", "--set", "stations=16", "--set", "strategy=hlr-exponential"];
+    let assert = crate::common::retrylab()
+        .arg("boundary")
+        .arg(hlr_scenario())
+        .args(args)
+        .args(["--tolerance", "0.05", "--csv"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    let rows: Vec<Vec<&str>> = stdout.lines().skip(1).map(|line| line.split(',').collect()).collect();
+    let boundary: f64 = rows[0][1].parse().unwrap();
+    assert!((0.2..0.583).contains(&boundary), "{stdout}");
+    assert!(rows.iter().any(|row| row[13] == "growing") && rows.iter().any(|row| row[13] == "stable"), "{stdout}");
+}
+
+#[test]
+fn boundary_refuses_a_verdict_that_is_not_an_outcome_and_names_the_ones_there_are() {
+    for (verdict, expected) in [
+        (None, "judge one of its outcomes with --verdict: growing"),
+        (Some("throughput"), "its outcomes: growing"),
+        (Some("nope"), "--verdict nope is not an outcome of the channel model"),
+    ] {
+        let mut command = crate::common::retrylab();
+        command.arg("boundary").arg(hlr_scenario()).args([
+            "--over",
+            "arrival_rate",
+            "--set",
+            "stations=4",
+            "--set",
+            "strategy=hlr-polynomial",
+        ]);
+        if let Some(verdict) = verdict {
+            command.args(["--verdict", verdict]);
+        }
+        let assert = command.assert().code(2);
+        let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+        assert!(stderr.contains(expected), "{verdict:?}: {stderr}");
+    }
+}
