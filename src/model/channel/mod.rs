@@ -52,7 +52,7 @@ const CHANNEL_PARAMS: &[ParamSpec] = &[
     ParamSpec::new(Section::Model, "protocol", ParamKind::Choice(Protocol::NAMES), ParamDefault::Value(Value::Choice("slotted-aloha")), "pure-aloha, slotted-aloha, ethernet (CSMA/CD) or ideal (Metcalfe & Boggs contention)"),
     ParamSpec::new(Section::Model, "population", ParamKind::Choice(Population::NAMES), ParamDefault::Value(Value::Choice("infinite")), "infinite (Poisson attempts at G per slot), saturated (stations always ready), poisson or bernoulli arrivals to queued stations"),
     ParamSpec::new(Section::Model, "load", ParamKind::Real { min: 0.0, max: 1000.0 }, ParamDefault::Value(Value::Real(1.0)), "G: attempts per slot (infinite), or N·p for saturated slotted ALOHA (> 0)"),
-    ParamSpec::new(Section::Model, "stations", ParamKind::Count { min: 1, max: 1_000_000 }, ParamDefault::Value(Value::Count(2)), "stations sharing the channel (saturated and poisson populations)"),
+    ParamSpec::new(Section::Model, "stations", ParamKind::Count { min: 1, max: 1_000_000 }, ParamDefault::Value(Value::Count(2)), "stations sharing the channel (saturated, poisson and bernoulli populations)"),
     ParamSpec::new(Section::Model, "arrival_rate", ParamKind::Real { min: 0.0, max: 1000.0 }, ParamDefault::Value(Value::Real(0.5)), "poisson and bernoulli: new frames per slot, all stations together (bernoulli: at most N)"),
     ParamSpec::new(Section::Model, "queue_limit", ParamKind::Count { min: 1, max: 100_000_000 }, ParamDefault::Unset, "poisson and bernoulli: frames a station can hold; more are dropped (unset: unlimited)"),
     ParamSpec::new(Section::Model, "slot_time", ParamKind::Duration, ParamDefault::Value(Value::Duration(SimDuration::from_nanos(51_200))), "the slot (ALOHA: one frame time; 802.3 at 10 Mb/s: 512 bit times = 51.2us)"),
@@ -514,9 +514,9 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
     /// Slotted ALOHA with N stations, Poisson or Bernoulli arrivals and per-station queues. A frame that arrives
     /// at an idle station is sent in its arrival slot; a station whose frame collided in slot s waits
     /// W = `floor(backoff / slot)` slots (from the `[client]` strategy) and sends in slot s + 1 + W, so a wait of 0
-    /// sends in the next slot (the `hlr-*` strategies' W ~ Geometric(1/f) on {0, 1, …} is their per-slot coin). The stations with
-    /// frames wait in a binary heap keyed by the slot they may send in, so a slot costs O(k log N) for k senders,
-    /// not a scan of all N; the senders act in station order, as a scan's would.
+    /// sends in the next slot (the `hlr-*` strategies' W ~ Geometric(1/f) on {0, 1, …} is their per-slot coin).
+    /// The stations with frames wait in a binary heap keyed by the slot they may send in, so a slot costs
+    /// O(k log N) for k senders, not a scan of all N; the senders act in station order, as a scan's would.
     fn slotted_stations(&mut self) {
         let n = self.config.stations as usize;
         let mut queues: Vec<std::collections::VecDeque<u64>> = vec![std::collections::VecDeque::new(); n];
