@@ -273,6 +273,9 @@ fn hlr_waits_stop_at_the_cap_and_a_vanishing_probability_waits_the_cap() {
         Strategy::HlrPolynomial.delay(&zero_base, 3, &mut BackoffMemory::default(), &mut rng),
         SimDuration::ZERO
     );
+    // A zero base sleeps nothing, even where the coin never comes up (not the cap).
+    let never = Strategy::HlrExponential.delay(&zero_base, 2_000, &mut BackoffMemory::default(), &mut rng);
+    assert_eq!(never, SimDuration::ZERO);
 }
 
 fn draws_with(strategy: Strategy, params: &BackoffParams, n: u32, samples: usize, seed: u64) -> Vec<f64> {
