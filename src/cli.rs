@@ -141,12 +141,14 @@ pub enum Command {
         --max-replicates is reached: the probe is at the boundary and the search stops). Both ends are checked \
         before either is probed. The ends must be stable on one side and stuck on the \
         other. The scenario needs a trigger (an outage, fault windows or trigger_end); other swept keys must be \
-        pinned with --set.\n\n\
+        pinned with --set. --verdict judges another outcome of the model instead of stuck (the channel's growing: \
+        whether a run's backlog kept rising).\n\n\
         Examples:\n  \
         retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --set 'faults=\"60s..70s slowdown x10\"'\n  \
         retrylab boundary scenarios/metastable.toml --over outage_duration --set rate=900 --set limiter=none\n  \
         retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --tolerance 2 --csv\n  \
-        retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --stuck 0.1   # where 10% get stuck")]
+        retrylab boundary scenarios/bronson-2021.toml --over rate --between 100 200 --stuck 0.1   # where 10% get stuck\n  \
+        retrylab boundary scenarios/hlr-1996.toml --over arrival_rate --verdict growing --set stations=16 --set strategy=hlr-exponential")]
     Boundary {
         /// The scenario file (TOML).
         #[arg(value_name = "SCENARIO")]
@@ -174,6 +176,10 @@ pub enum Command {
         /// fraction crosses it.
         #[arg(long, value_name = "Q", default_value_t = commands::DEFAULT_STUCK_FRACTION, allow_negative_numbers = true)]
         stuck: f64,
+        /// The outcome judged per run, a metric of the model that is 1 or 0: stuck (server, layers) or another,
+        /// such as the channel's growing; the table, the messages and the CSV's verdict column name it.
+        #[arg(long, value_name = "METRIC", default_value = commands::DEFAULT_VERDICT)]
+        verdict: String,
         /// Write CSV, one row per probe: key,boundary,low,high,runs,stuck_target,probe,value,probe_runs,stuck,
         /// stuck_fraction,stuck_lo95,stuck_hi95,verdict (durations in ms).
         #[arg(long)]

@@ -60,7 +60,18 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
         }
         cli::Command::Validate { scenarios, set } => commands::validate(&scenarios, &set, &mut stdout),
         cli::Command::Strategies => commands::strategies(&mut stdout),
-        cli::Command::Boundary { scenario, over, between, tolerance, set, max_replicates, threads, csv, stuck } => {
+        cli::Command::Boundary {
+            scenario,
+            over,
+            between,
+            tolerance,
+            set,
+            max_replicates,
+            threads,
+            csv,
+            stuck,
+            verdict,
+        } => {
             let between = between.map(|ends| (ends[0].clone(), ends[1].clone()));
             let threads = threads.map(usize::from);
             let options = BoundaryOptions {
@@ -73,6 +84,7 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
                 threads,
                 csv,
                 stuck_fraction: stuck,
+                verdict,
             };
             commands::boundary(&options, &mut stdout)
         }

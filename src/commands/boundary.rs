@@ -1,7 +1,8 @@
 //! `retrylab boundary`: the value of one parameter at which a system tips into a stuck state, by bisection.
 //!
 //! Each probe pins the parameter (as `--set KEY=VALUE` would) and runs replicates of the one point that is left,
-//! in batches, until the Wilson 95% interval of its stuck fraction (the share of runs whose `stuck` is 1) lies
+//! in batches, until the Wilson 95% interval of its stuck fraction (the share of runs whose `stuck` is 1; or whose
+//! `--verdict` metric is, any outcome of the model such as the channel's `growing`) lies
 //! wholly below or wholly above the target fraction Q (`--stuck`, one half by default), or `max_replicates` is
 //! reached. The two ends must fall on opposite sides; the bracket is then halved at its midpoint until it is no
 //! wider than the tolerance. A probe still undecided after `max_replicates` is at the boundary within the noise
@@ -13,6 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use crate::Error;
+use crate::model::Unit;
 use crate::params::{ParamKind, Value};
 use crate::scenario::{Scenario, plan};
 use crate::stats::{Estimate, Support};
@@ -21,6 +23,8 @@ use crate::time::{SimDuration, parse_duration};
 
 /// The stuck fraction the boundary separates unless `--stuck` says otherwise.
 pub const DEFAULT_STUCK_FRACTION: f64 = 0.5;
+/// The outcome judged per run unless `--verdict` says otherwise.
+pub const DEFAULT_VERDICT: &str = "stuck";
 /// Replicates run per batch of a probe.
 const BATCH: u32 = 10;
 /// Probes after which the search stops whatever the tolerance (a bracket halved 40 times).
@@ -44,6 +48,8 @@ pub struct BoundaryOptions {
     pub csv: bool,
     /// `--stuck Q`: the stuck fraction whose crossing is the boundary, strictly between 0 and 1.
     pub stuck_fraction: f64,
+    /// `--verdict METRIC`: the outcome metric (1 or 0 per run) whose share is judged; [`DEFAULT_VERDICT`] by default.
+    pub verdict: String,
 }
 
 /// The numeric kind of the searched key: values are bisected as numbers and written back in its syntax.
@@ -114,10 +120,11 @@ enum Side {
 }
 
 impl Side {
-    fn name(self) -> &'static str {
+    /// The side's word, the verdict's name for the side past the boundary (`stuck` unless `--verdict` says).
+    fn name(self, verdict: &str) -> &str {
         match self {
             Side::Stable => "stable",
-            Side::Stuck => "stuck",
+            Side::Stuck => verdict,
             Side::Undecided => "undecided",
         }
     }
@@ -151,12 +158,29 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
             spec.key
         )));
     };
-    let stuck_index = scenario.model.metric_index("stuck").ok_or_else(|| {
-        Error::Usage(format!(
-            "boundary: the {} model has no stuck-state verdict (server and layers do)",
-            scenario.model.name()
-        ))
-    })?;
+    let verdict = options.verdict.as_str();
+    let outcomes: Vec<&str> =
+        scenario.model.metrics().iter().filter(|spec| spec.unit == Unit::Outcome).map(|spec| spec.name).collect();
+    let stuck_index = scenario
+        .model
+        .metric_index(verdict)
+        .filter(|&index| scenario.model.metrics()[index].unit == Unit::Outcome)
+        .ok_or_else(|| {
+            Error::Usage(if verdict == DEFAULT_VERDICT {
+                format!(
+                    "boundary: the {} model has no stuck-state verdict (server and layers do){}",
+                    scenario.model.name(),
+                    if outcomes.is_empty() { String::new() } else { format!("; judge one of its outcomes with --verdict: {}", outcomes.join(", ")) }
+                )
+            } else {
+                format!(
+                    "boundary: --verdict {verdict} is not an outcome of the {} model (a metric that is 1 or 0 per run); \
+                     its outcomes: {}",
+                    scenario.model.name(),
+                    if outcomes.is_empty() { "none".to_owned() } else { outcomes.join(", ") }
+                )
+            })
+        })?;
     let (mut low, mut high) = match &options.between {
         Some((a, b)) => (scale.parse(spec.key, a)?, scale.parse(spec.key, b)?),
         None => {
@@ -228,12 +252,20 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
             let runs = run_work(&points, &work, settings, &|| {}, &|_, _| Ok(()))?.runs;
             for run in runs {
                 let stuck = run.output.metrics[stuck_index];
-                if stuck.is_nan() {
+                if stuck.is_nan() && verdict == DEFAULT_VERDICT {
                     return Err(Error::Usage(format!(
                         "boundary: at {}={} a run has no verdict: the scenario needs a trigger (an outage, a fault \
                          window or trigger_end) followed by at least stuck_hold of arrivals",
                         spec.key,
                         scale.write(value)
+                    )));
+                }
+                if stuck.is_nan() {
+                    return Err(Error::Usage(format!(
+                        "boundary: at {}={} a run leaves {verdict} empty: this point of the {} model does not judge it",
+                        spec.key,
+                        scale.write(value),
+                        scenario.model.name()
                     )));
                 }
                 verdicts.push(stuck);
@@ -259,7 +291,7 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
     let line = |p: &Probe| {
         let side = match p.side {
             Side::Undecided => "undecided: at the boundary",
-            side => side.name(),
+            side => side.name(verdict),
         };
         let stuck = format!("{} of {}", p.stuck, p.runs);
         let fraction = format!("{:.2} [{:.2}, {:.2}]", p.estimate.mean, p.estimate.lo95, p.estimate.hi95);
@@ -272,8 +304,10 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
         stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).map_err(stdout_error)
     };
     print(format!(
-        "{:>width$}  {:>12}  {:<27}  verdict (stuck fraction against {target})\n",
-        spec.key, "stuck runs", "stuck fraction (Wilson 95%)"
+        "{:>width$}  {:>12}  {:<27}  verdict ({verdict} fraction against {target})\n",
+        spec.key,
+        format!("{verdict} runs"),
+        format!("{verdict} fraction (Wilson 95%)")
     ))?;
     let mut probes = Vec::new();
     for end in [low, high] {
@@ -283,9 +317,9 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
     }
     let (low_side, high_side) = (probes[0].side, probes[1].side);
     if low_side == Side::Undecided || high_side == Side::Undecided || low_side == high_side {
-        let describe = |p: &Probe| format!("{} of {} runs stuck at {}", p.stuck, p.runs, scale.show(p.value));
+        let describe = |p: &Probe| format!("{} of {} runs {verdict} at {}", p.stuck, p.runs, scale.show(p.value));
         return Err(Error::Usage(format!(
-            "boundary: {} and {}: the ends must be clearly stable on one side and clearly stuck on the other; \
+            "boundary: {} and {}: the ends must be clearly stable on one side and clearly {verdict} on the other; \
              widen --between",
             describe(&probes[0]),
             describe(&probes[1])
@@ -312,13 +346,13 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
     let estimate = at_boundary.unwrap_or((low + high) / 2.0);
     let runs: u32 = probes.iter().map(|p| p.runs).sum();
     print(format!(
-        "boundary: {} = {} (between {} and {}) where the stuck fraction crosses {target}, {runs} runs\n",
+        "boundary: {} = {} (between {} and {}) where the {verdict} fraction crosses {target}, {runs} runs\n",
         spec.key,
         scale.show(estimate),
         scale.show(low),
         scale.show(high)
     ))?;
-    if !options.csv {
+    if !options.csv && verdict == DEFAULT_VERDICT {
         print(fluid_line(options, spec.key, scale, (probes[0].value, probes[1].value), tolerance))?;
     }
     if options.csv {
@@ -338,7 +372,7 @@ pub fn boundary(options: &BoundaryOptions, stdout: &mut dyn Write) -> Result<(),
                 p.estimate.mean,
                 p.estimate.lo95,
                 p.estimate.hi95,
-                p.side.name()
+                p.side.name(verdict)
             ));
         }
         stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
@@ -380,7 +414,8 @@ fn fluid_line(options: &BoundaryOptions, key: &str, scale: Scale, ends: (f64, f6
     }
 }
 
-/// `boundary --csv`: one row per probe in the order run, each with the search's result (durations in ms).
+/// `boundary --csv`: one row per probe in the order run, each with the search's result (durations in ms). With
+/// `--verdict`, the `stuck` columns count that outcome and `verdict` names it for the side past the boundary.
 const CSV_HEADER: &str = "key,boundary,low,high,runs,stuck_target,probe,value,probe_runs,stuck,stuck_fraction,\
                               stuck_lo95,stuck_hi95,verdict";
 

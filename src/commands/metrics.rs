@@ -16,6 +16,7 @@ fn aggregation(unit: Unit) -> &'static str {
         Unit::Count | Unit::PerRequest | Unit::Milliseconds | Unit::PerSecond | Unit::Ratio => {
             "mean; t interval from 0"
         }
+        Unit::PerSlot => "mean; t interval",
     }
 }
 
@@ -73,7 +74,8 @@ fn markdown_page(models: &[ModelKind]) -> String {
            Where a point's replicates disagree on an outcome (some recovered, some not), **timeline_by_outcome.csv**\n  \
            holds one mean per group of replicates (`outcome`, `runs`), and the charts draw the groups.\n\
          - Units: *count*, a number of things in the run; *per request*, divided by the run's user requests;\n  \
-           *fraction*, a share from 0 to 1; *ms*; *per second*; *ratio*, a non-negative ratio with no upper bound.\n\
+           *fraction*, a share from 0 to 1; *ms*; *per second*; *ratio*, a non-negative ratio with no upper bound;\n  \
+           *per slot*, a change per slot of either sign (a backlog's slope).\n\
          - **Herds**: where every client starts at once (a burst workload, the OCC model), a run's busiest bucket\n  \
            is its release, so `peak_calls_per_bucket` (which counts it: the load the server meets at once) says\n  \
            little about the policy, and reads higher for full jitter than for exponential backoff, as full jitter's\n  \

@@ -29,7 +29,7 @@ use crate::report::{self, atomic};
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::shard::{ShardFolder, ShardSpec};
 use crate::sweep::SweepSettings;
-pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, boundary};
+pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, DEFAULT_VERDICT, boundary};
 pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
 pub use fluid::{FluidCsv, FluidOptions, MAX_FLUID_SCALE, fluid};
 pub use import::{ImportOptions, import};

@@ -52,6 +52,8 @@ pub enum Unit {
     PerSecond,
     /// A ratio of two quantities, 0 or more, with no upper bound (a peak over a mean, collisions per frame).
     Ratio,
+    /// A change per slot, of either sign (a backlog's slope).
+    PerSlot,
 }
 
 impl Unit {
@@ -65,6 +67,7 @@ impl Unit {
             Unit::Milliseconds => "ms",
             Unit::PerSecond => "per second",
             Unit::Ratio => "ratio",
+            Unit::PerSlot => "per slot, of either sign",
         }
     }
 
@@ -76,6 +79,7 @@ impl Unit {
             Unit::Count | Unit::PerRequest | Unit::Milliseconds | Unit::PerSecond | Unit::Ratio => {
                 Support::Within { min: 0.0, max: f64::INFINITY }
             }
+            Unit::PerSlot => Support::Real,
         }
     }
 }

@@ -14,6 +14,7 @@ mod emulate;
 mod failing_disk;
 mod fluid;
 mod golden;
+mod hlr;
 mod honest_metrics;
 mod hostile_input;
 mod import;

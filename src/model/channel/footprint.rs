@@ -23,7 +23,7 @@ pub(super) fn footprint(config: &ChannelConfig) -> Footprint {
         (Protocol::Ethernet, _) => (COUNTERS + CONTENDER + 2 * size_of::<SimDuration>(), 0),
         // A frame queue (its first block of 4 included), the slot it may send in; the frames queued, at most
         // every arrival (or the queue limits), 8 bytes each with room to grow.
-        (Protocol::SlottedAloha, Population::Poisson) => {
+        (Protocol::SlottedAloha, Population::Poisson | Population::Bernoulli) => {
             let queue = size_of::<VecDeque<u64>>() + 4 * size_of::<u64>() + 16;
             let arrivals = (config.arrival_rate * config.slots as f64).ceil() as u64;
             let limit = config.queue_limit.map_or(u64::MAX, |limit| stations.saturating_mul(u64::from(limit)));

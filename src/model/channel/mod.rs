@@ -8,7 +8,10 @@
 //!   and, only when K = 1, the sender, uniform over the N stations (the same law as N independent coin flips, in
 //!   O(1) per slot); Ethernet stations back off with the `[client]` strategy (802.3: `ethernet-beb`, 16 attempts);
 //! - `poisson`: new frames arrive at `arrival_rate` per slot over all stations, each station queues its own and
-//!   backs off after a collision with the `[client]` strategy (slotted ALOHA).
+//!   backs off after a collision with the `[client]` strategy (slotted ALOHA);
+//! - `bernoulli`: the same stations, each receiving a frame with probability `arrival_rate`/N per slot, the
+//!   model of Håstad, Leighton & Rogoff (1996) (`arrivals.rs`); both queued populations report whether their
+//!   backlog kept growing (`stability.rs`).
 //!
 //! Ethernet at 10 Mb/s: a frame of B bytes takes 8B/10⁷ s; a collision occupies one slot (51.2 µs, detection
 //! and the 32-bit jam) and every transmission is followed by the 96-bit inter-frame gap (9.6 µs). Stations are
@@ -24,7 +27,9 @@ use rand_distr::{Binomial, Distribution, Poisson};
 use super::{Footprint, RunOutput, RunSettings};
 use super::client;
 
+mod arrivals;
 mod footprint;
+mod stability;
 use crate::params::{Choice, choices, ParamDefault, ParamError, ParamKind, ParamSpec, Point, Section};
 use super::SimModel;
 use crate::params::Value;
@@ -45,11 +50,11 @@ const INTER_FRAME_GAP: SimDuration = SimDuration::from_nanos(96 * NANOS_PER_BIT)
 
 const CHANNEL_PARAMS: &[ParamSpec] = &[
     ParamSpec::new(Section::Model, "protocol", ParamKind::Choice(Protocol::NAMES), ParamDefault::Value(Value::Choice("slotted-aloha")), "pure-aloha, slotted-aloha, ethernet (CSMA/CD) or ideal (Metcalfe & Boggs contention)"),
-    ParamSpec::new(Section::Model, "population", ParamKind::Choice(Population::NAMES), ParamDefault::Value(Value::Choice("infinite")), "infinite (Poisson attempts at G per slot), saturated (stations always ready) or poisson arrivals"),
+    ParamSpec::new(Section::Model, "population", ParamKind::Choice(Population::NAMES), ParamDefault::Value(Value::Choice("infinite")), "infinite (Poisson attempts at G per slot), saturated (stations always ready), poisson or bernoulli arrivals to queued stations"),
     ParamSpec::new(Section::Model, "load", ParamKind::Real { min: 0.0, max: 1000.0 }, ParamDefault::Value(Value::Real(1.0)), "G: attempts per slot (infinite), or N·p for saturated slotted ALOHA (> 0)"),
-    ParamSpec::new(Section::Model, "stations", ParamKind::Count { min: 1, max: 1_000_000 }, ParamDefault::Value(Value::Count(2)), "stations sharing the channel (saturated and poisson populations)"),
-    ParamSpec::new(Section::Model, "arrival_rate", ParamKind::Real { min: 0.0, max: 1000.0 }, ParamDefault::Value(Value::Real(0.5)), "poisson: new frames per slot, all stations together"),
-    ParamSpec::new(Section::Model, "queue_limit", ParamKind::Count { min: 1, max: 100_000_000 }, ParamDefault::Unset, "poisson: frames a station can hold; more are dropped (unset: unlimited)"),
+    ParamSpec::new(Section::Model, "stations", ParamKind::Count { min: 1, max: 1_000_000 }, ParamDefault::Value(Value::Count(2)), "stations sharing the channel (saturated, poisson and bernoulli populations)"),
+    ParamSpec::new(Section::Model, "arrival_rate", ParamKind::Real { min: 0.0, max: 1000.0 }, ParamDefault::Value(Value::Real(0.5)), "poisson and bernoulli: new frames per slot, all stations together (bernoulli: at most N)"),
+    ParamSpec::new(Section::Model, "queue_limit", ParamKind::Count { min: 1, max: 100_000_000 }, ParamDefault::Unset, "poisson and bernoulli: frames a station can hold; more are dropped (unset: unlimited)"),
     ParamSpec::new(Section::Model, "slot_time", ParamKind::Duration, ParamDefault::Value(Value::Duration(SimDuration::from_nanos(51_200))), "the slot (ALOHA: one frame time; 802.3 at 10 Mb/s: 512 bit times = 51.2us)"),
     ParamSpec::new(Section::Model, "frame_bytes", ParamKind::Count { min: 64, max: 1518 }, ParamDefault::Value(Value::Count(512)), "Ethernet and ideal: frame size, 64 to 1518 bytes"),
     ParamSpec::new(Section::Model, "slots", ParamKind::Count { min: 1, max: 10_000_000_000 }, ParamDefault::Value(Value::Count(100_000)), "run length in slots").measurement(),
@@ -78,8 +83,10 @@ pub(super) mod metric {
         FAIRNESS = "fairness" (Fraction): "Jain's index of the stations' successes: 1 = equal shares, 1/N = one hog",
         TOP_SHARE = "top_share" (Fraction): "the busiest station's share of each timeline bucket's successes, averaged over busy buckets",
         FIRST_SUCCESS_COLLISIONS = "first_success_collisions" (Count): "collisions before the first success of the run",
-        BACKLOG_MEAN = "backlog_mean" (Count): "poisson: frames waiting, averaged over slots",
+        BACKLOG_MEAN = "backlog_mean" (Count): "frames waiting at queued stations (poisson, bernoulli), averaged over slots",
         EVENTS = "events" (Count): "channel events: slots, transmissions or idle-to-busy changes",
+        BACKLOG_SLOPE = "backlog_slope" (PerSlot): "frames waiting at queued stations: least-squares slope over the run's second half",
+        GROWING = "growing" (Outcome): "1 if the backlog grew: the fitted rise over the run's second half passed 2% of the frames arriving in it",
     }
 }
 
@@ -90,7 +97,7 @@ pub(super) mod series {
         SUCCESSES = "successes": "frames delivered in the bucket",
         COLLISIONS = "collisions": "collisions in the bucket",
         TOP_SHARE = "top_share": "the busiest station's share of the bucket's successes",
-        BACKLOG = "backlog": "poisson: the most frames waiting during the bucket",
+        BACKLOG = "backlog": "the most frames waiting at queued stations during the bucket",
     }
     /// The series counted per bucket come first.
     pub(crate) const COUNTED: usize = TOP_SHARE;
@@ -117,6 +124,8 @@ choices! {
         Saturated = "saturated",
         /// Poisson arrivals of frames to `stations` queues.
         Poisson = "poisson",
+        /// Each of the `stations` queues receives a frame with probability `arrival_rate`/N per slot.
+        Bernoulli = "bernoulli",
     }
 }
 
@@ -164,6 +173,10 @@ impl SimModel for Channel {
         if protocol == Protocol::SlottedAloha && population == Population::Saturated && load > f64::from(stations) {
             return Err(ParamError::new("load", format!("saturated stations send with probability G/N, so G may not exceed N = {stations}")));
         }
+        let arrival_rate = point.real("arrival_rate")?;
+        if population == Population::Bernoulli && arrival_rate > f64::from(stations) {
+            return Err(ParamError::new("arrival_rate", format!("bernoulli stations each receive a frame with probability arrival_rate/N, so it may not exceed N = {stations}")));
+        }
         let slot = point.duration("slot_time")?;
         if slot.is_zero() {
             return Err(ParamError::new("slot_time", "must be longer than 0".into()));
@@ -179,7 +192,7 @@ impl SimModel for Channel {
             population,
             load,
             stations,
-            arrival_rate: point.real("arrival_rate")?,
+            arrival_rate,
             queue_limit: point.optional_count("queue_limit")?.map(|n| n as u32),
             slot,
             frame,
@@ -245,7 +258,7 @@ fn simulate_with<const TRACE: bool>(config: &ChannelConfig, run: RunSettings) ->
         (Protocol::PureAloha, _) => sim.pure_aloha(),
         (Protocol::SlottedAloha, Population::Infinite) => sim.slotted_infinite(),
         (Protocol::SlottedAloha, Population::Saturated) => sim.slotted_saturated(),
-        (Protocol::SlottedAloha, Population::Poisson) => sim.slotted_stations(),
+        (Protocol::SlottedAloha, Population::Poisson | Population::Bernoulli) => sim.slotted_stations(),
         (Protocol::Ethernet, _) => sim.ethernet(),
         (Protocol::Ideal, _) => sim.ideal(),
     }
@@ -276,6 +289,8 @@ struct ChannelRun<'a, const TRACE: bool> {
     limit: RunLimit,
     truncated: bool,
     backlog_slot_sum: f64,
+    /// Queued populations: the backlog's trend over the second half of the slots.
+    trend: stability::BacklogTrend,
     per_station: Vec<u64>,
     access_delay: LatencyHistogram,
     timeline: [BucketCounter; series::COUNTED],
@@ -311,6 +326,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             limit,
             truncated: false,
             backlog_slot_sum: 0.0,
+            trend: stability::BacklogTrend::new(config.slots),
             per_station: vec![0; config.stations as usize],
             access_delay: LatencyHistogram::default(),
             timeline: std::array::from_fn(|_| BucketCounter::new(bucket)),
@@ -495,17 +511,21 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         self.end = self.slot_start(self.events.min(self.config.slots));
     }
 
-    /// Slotted ALOHA with N stations, Poisson arrivals and per-station queues; a station whose frame collided
-    /// waits `floor(backoff / slot)` slots (from the `[client]` strategy) before the next try. The stations with
-    /// frames wait in a binary heap keyed by the slot they may send in, so a slot costs O(k log N) for k senders,
-    /// not a scan of all N; the senders act in station order, as a scan's would.
+    /// Slotted ALOHA with N stations, Poisson or Bernoulli arrivals and per-station queues. A frame that arrives
+    /// at an idle station is sent in its arrival slot; a station whose frame collided in slot s waits
+    /// W = `floor(backoff / slot)` slots (from the `[client]` strategy) and sends in slot s + 1 + W, so a wait of 0
+    /// sends in the next slot (the `hlr-*` strategies' W ~ Geometric(1/f) on {0, 1, …} is their per-slot coin).
+    /// The stations with frames wait in a binary heap keyed by the slot they may send in, so a slot costs
+    /// O(k log N) for k senders, not a scan of all N; the senders act in station order, as a scan's would.
     fn slotted_stations(&mut self) {
         let n = self.config.stations as usize;
         let mut queues: Vec<std::collections::VecDeque<u64>> = vec![std::collections::VecDeque::new(); n];
         let mut failed = vec![0_u32; n];
         let mut ready_slot = vec![0_u64; n];
         let mut memory = vec![BackoffMemory::default(); n];
-        let arrivals = (self.config.arrival_rate > 0.0).then(|| Poisson::new(self.config.arrival_rate).expect("rate > 0"));
+        let bernoulli = self.config.population == Population::Bernoulli;
+        let arrivals = arrivals::NewFrames::new(bernoulli, self.config.arrival_rate, self.config.stations);
+        let mut arrived = Vec::new();
         let slot_nanos = self.config.slot.as_nanos();
         let mut backlog = 0_u64;
         let mut senders = Vec::with_capacity(n);
@@ -516,19 +536,17 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
                 break;
             }
             let at = self.slot_start(slot);
-            if let Some(arrivals) = &arrivals {
-                for _ in 0..arrivals.sample(&mut self.arrivals) as u64 {
-                    let station = self.arrivals.random_range(0..n);
-                    if self.config.queue_limit.is_some_and(|limit| queues[station].len() >= limit as usize) {
-                        self.drops += 1;
-                    } else {
-                        if queues[station].is_empty() {
-                            ready_slot[station] = slot;
-                            waiting.push(Reverse((slot, station)));
-                        }
-                        queues[station].push_back(slot);
-                        backlog += 1;
+            arrivals.draw(&mut self.arrivals, n, &mut arrived);
+            for &station in &arrived {
+                if self.config.queue_limit.is_some_and(|limit| queues[station].len() >= limit as usize) {
+                    self.drops += 1;
+                } else {
+                    if queues[station].is_empty() {
+                        ready_slot[station] = slot;
+                        waiting.push(Reverse((slot, station)));
                     }
+                    queues[station].push_back(slot);
+                    backlog += 1;
                 }
             }
             senders.clear();
@@ -586,6 +604,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             }
             self.backlog_slot_sum += backlog as f64;
             self.backlog.record(at, backlog.min(u64::from(u32::MAX)) as u32);
+            self.trend.record(slot, backlog, arrived.len());
         }
         // One event per slot: a truncated run ends at the last slot it simulated.
         self.end = self.slot_start(self.events.min(self.config.slots));
@@ -697,7 +716,8 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
     }
 
     fn finish(mut self) -> RunOutput {
-        if matches!(self.config.population, Population::Saturated | Population::Poisson) {
+        let queued = matches!(self.config.population, Population::Poisson | Population::Bernoulli);
+        if queued || self.config.population == Population::Saturated {
             let end = self.end + self.timeline[series::SUCCESSES].width();
             self.flush_share(end);
         }
@@ -717,7 +737,7 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
         metrics[metric::DROPS] = self.drops as f64;
         metrics[metric::ACCESS_DELAY_P50_MS] = self.access_delay.quantile_nanos(0.5) / 1e6;
         metrics[metric::ACCESS_DELAY_P99_MS] = self.access_delay.quantile_nanos(0.99) / 1e6;
-        let counted = matches!(self.config.population, Population::Saturated | Population::Poisson);
+        let counted = queued || self.config.population == Population::Saturated;
         let total: f64 = self.per_station.iter().map(|&s| s as f64).sum();
         let squares: f64 = self.per_station.iter().map(|&s| (s as f64).powi(2)).sum();
         metrics[metric::FAIRNESS] = if counted && squares > 0.0 {
@@ -732,11 +752,9 @@ impl<'a, const TRACE: bool> ChannelRun<'a, TRACE> {
             f64::NAN
         };
         metrics[metric::FIRST_SUCCESS_COLLISIONS] = self.first_success_collisions.map_or(f64::NAN, |c| c as f64);
-        metrics[metric::BACKLOG_MEAN] = if self.config.population == Population::Poisson {
-            self.backlog_slot_sum / self.config.slots as f64
-        } else {
-            f64::NAN
-        };
+        metrics[metric::BACKLOG_MEAN] = if queued { self.backlog_slot_sum / self.config.slots as f64 } else { f64::NAN };
+        metrics[metric::BACKLOG_SLOPE] = if queued { self.trend.slope() } else { f64::NAN };
+        metrics[metric::GROWING] = if queued { self.trend.growing() } else { f64::NAN };
         metrics[metric::EVENTS] = self.events as f64;
         let mut columns: Vec<(usize, &[u32])> = self.timeline.iter().map(BucketCounter::counts).enumerate().collect();
         columns.push((series::BACKLOG, self.backlog.maxima()));

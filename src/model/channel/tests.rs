@@ -160,6 +160,11 @@ fn bad_channel_parameters_are_refused() {
     refuse(&[("slot_time", Value::Duration(SimDuration::ZERO))], "slot_time");
     refuse(&[("protocol", choice("pure-aloha")), ("population", choice("saturated"))], "population");
     refuse(&[("population", choice("saturated")), ("stations", Value::Count(2)), ("load", Value::Real(3.0))], "load");
+    // Bernoulli stations receive a frame with probability λ/N: λ may reach N, not pass it.
+    let bernoulli = |rate| [("population", choice("bernoulli")), ("stations", Value::Count(4)), ("arrival_rate", Value::Real(rate))];
+    refuse(&bernoulli(4.5), "arrival_rate");
+    assert!(Channel::configure(&ModelKind::Channel.point_with(&bernoulli(4.0))).is_ok());
+    assert!(Channel::configure(&ModelKind::Channel.point_with(&[("population", choice("poisson")), ("stations", Value::Count(4)), ("arrival_rate", Value::Real(4.5))])).is_ok(), "Poisson rates are not bounded by N");
 }
 
 #[test]

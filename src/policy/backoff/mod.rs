@@ -98,6 +98,24 @@ pub(crate) fn uniform<R: Rng + ?Sized>(rng: &mut R, low: f64, high: f64) -> f64 
     low + (high - low).max(0.0) * rng.random::<f64>()
 }
 
+/// The wait of a station that sends in each slot with probability `p` (Håstad, Leighton & Rogoff's per-slot
+/// coin): W silent slots, W ~ Geometric(p) on {0, 1, …} (P(W = k) = (1 − p)^k·p, mean (1 − p)/p), drawn at once
+/// by inversion, W = ⌊ln(1 − U) / ln(1 − p)⌋, then `b·W` capped at `c`. A `p` of 0 (or one so small that W
+/// overflows) waits `c`; a `p` of 1 or more waits 0.
+pub(crate) fn per_slot_wait<R: Rng + ?Sized>(params: &BackoffParams, p: f64, rng: &mut R) -> SimDuration {
+    use rand::RngExt;
+    let u: f64 = rng.random();
+    if p >= 1.0 || params.base.is_zero() {
+        return SimDuration::ZERO;
+    }
+    // ln_1p keeps ln(1 − p) exact for tiny p (2^−40), where 1 − p would round to 1.
+    let slots = ((1.0 - u).ln() / (-p).ln_1p()).floor();
+    if !(slots.is_finite() && slots * params.base_nanos() < params.cap_nanos()) {
+        return params.cap;
+    }
+    SimDuration::from_nanos(params.base.as_nanos() * slots as u64)
+}
+
 macro_rules! register_strategies {
     ($($module:ident :: $formula:ident => $variant:ident),+ $(,)?) => {
         $(mod $module; pub use $module::$formula;)+
@@ -167,6 +185,8 @@ register_strategies! {
     proportional_jitter_capped::ProportionalJitterCapped => ProportionalJitterCapped,
     immediate_then_exponential::ImmediateThenExponential => ImmediateThenExponential,
     sidekiq::Sidekiq => Sidekiq,
+    hlr_exponential::HlrExponential => HlrExponential,
+    hlr_polynomial::HlrPolynomial => HlrPolynomial,
 }
 
 impl Strategy {

@@ -225,6 +225,59 @@ fn quadratic_windows_grow_as_n_plus_one_squared() {
     }
 }
 
+/// The `hlr-*` strategies send in each slot with probability p = 1/f(n): W silent slots, W ~ Geometric(p) on
+/// {0, 1, …}, mean f(n) − 1 and P(W = 0) = p. `hlr-exponential` keeps doubling past 802.3's 2^10.
+#[test]
+fn hlr_strategies_wait_geometric_whole_slots_with_mean_f_of_n_minus_one() {
+    let slot = SimDuration::from_millis(1);
+    let cases = [
+        (Strategy::HlrExponential, 2.0, 1_u32, 2.0),
+        (Strategy::HlrExponential, 2.0, 4, 16.0),
+        (Strategy::HlrExponential, 2.0, 12, 4096.0),
+        (Strategy::HlrPolynomial, 2.0, 1, 4.0),
+        (Strategy::HlrPolynomial, 2.0, 9, 100.0),
+        (Strategy::HlrPolynomial, 3.0, 3, 64.0),
+        (Strategy::HlrPolynomial, 1.0, 7, 8.0),
+    ];
+    for (index, (strategy, m, n, f)) in cases.into_iter().enumerate() {
+        let params = BackoffParams::new(slot, SimDuration::from_secs(1_000_000), m);
+        let mut rng = test_rng(40 + index as u64);
+        let draws: Vec<f64> = (0..40_000)
+            .map(|_| {
+                let sleep = strategy.delay(&params, n, &mut BackoffMemory::default(), &mut rng);
+                assert_eq!(sleep.as_nanos() % slot.as_nanos(), 0, "whole slots");
+                sleep.as_millis_f64()
+            })
+            .collect();
+        let what = format!("{strategy} m={m} n={n}");
+        assert_mean_near(&draws, f - 1.0, &what);
+        // P(W = 0) = 1/f: a share of draws, within 3.29 standard errors.
+        let zeros = draws.iter().filter(|&&d| d == 0.0).count() as f64 / draws.len() as f64;
+        let error = 3.29 * (1.0 / f * (1.0 - 1.0 / f) / draws.len() as f64).sqrt();
+        assert!((zeros - 1.0 / f).abs() <= error, "{what}: P(W = 0) = {zeros}, not 1/{f}");
+    }
+}
+
+#[test]
+fn hlr_waits_stop_at_the_cap_and_a_vanishing_probability_waits_the_cap() {
+    let slot = SimDuration::from_micros(51);
+    let params = BackoffParams::new(slot, SimDuration::from_secs(3600), 2.0);
+    let mut rng = test_rng(50);
+    // 2^−2000 is 0 in floating point: the station never sends again before the cap.
+    assert_eq!(Strategy::HlrExponential.delay(&params, 2_000, &mut BackoffMemory::default(), &mut rng), params.cap);
+    // 2^−60: the mean wait, 2^60 slots, is far past an hour of 51 µs slots.
+    let far = Strategy::HlrExponential.delay(&params, 60, &mut BackoffMemory::default(), &mut rng);
+    assert_eq!(far, params.cap);
+    let zero_base = BackoffParams::new(SimDuration::ZERO, SimDuration::from_secs(1), 2.0);
+    assert_eq!(
+        Strategy::HlrPolynomial.delay(&zero_base, 3, &mut BackoffMemory::default(), &mut rng),
+        SimDuration::ZERO
+    );
+    // A zero base sleeps nothing, even where the coin never comes up (not the cap).
+    let never = Strategy::HlrExponential.delay(&zero_base, 2_000, &mut BackoffMemory::default(), &mut rng);
+    assert_eq!(never, SimDuration::ZERO);
+}
+
 fn draws_with(strategy: Strategy, params: &BackoffParams, n: u32, samples: usize, seed: u64) -> Vec<f64> {
     let mut rng: Xoshiro256PlusPlus = test_rng(seed);
     (0..samples).map(|_| strategy.delay(params, n, &mut BackoffMemory::default(), &mut rng).as_nanos_f64()).collect()
