@@ -8,6 +8,9 @@
 //! `recovered` and no replicate recovered; otherwise grey and "n/a". When only k of the n replicates recovered,
 //! the cell says "k/n" under its value (for `recovery_ms`, whose value is NaN in a run that never recovered, the
 //! mean then covers those k).
+//!
+//! With `fluid = true`, a black line runs between the cells where the fluid limit's trajectory (`retrylab fluid`)
+//! turns from recovering to stuck: the arithmetic's boundary over the simulated one.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -33,6 +36,8 @@ struct Cell {
     mean: f64,
     never: bool,
     partial: Option<String>,
+    /// The fluid limit's verdict at this point (`fluid = true`): stuck or not; `None` without one.
+    fluid_stuck: Option<bool>,
 }
 
 struct HeatPanel {
@@ -93,8 +98,10 @@ impl Heatmap {
         let slot = |axis: &SweepAxis, order: &[usize], value: &Value| {
             order.iter().position(|&i| axis.values[i] == *value).unwrap_or(0)
         };
+        let fluid = if options.fluid { fluid_verdicts(scenario, points, &pins) } else { vec![None; points.len()] };
         let mut panels: Vec<HeatPanel> = Vec::new();
-        for (point, estimates) in points.iter().zip(&aggregate.summary).filter(|(p, _)| pins.admit(p)) {
+        let admitted = points.iter().zip(&aggregate.summary).zip(&fluid).filter(|((p, _), _)| pins.admit(p));
+        for ((point, estimates), &fluid_stuck) in admitted {
             let label = pins.free_label(scenario, point);
             let panel = match panels.iter().position(|panel| panel.label == label) {
                 Some(index) => &mut panels[index],
@@ -110,7 +117,8 @@ impl Heatmap {
             let partial = recovered
                 .filter(|r| *r > 0.0 && *r < 1.0 && !estimate.mean.is_nan())
                 .map(|r| format!("{}/{replicates}", (r * f64::from(replicates)).round()));
-            let cell = Cell { mean: estimate.mean, never: estimate.mean.is_nan() && recovered == Some(0.0), partial };
+            let never = estimate.mean.is_nan() && recovered == Some(0.0);
+            let cell = Cell { mean: estimate.mean, never, partial, fluid_stuck };
             let column = slot(x_axis, &x_order, &point.swept[x]);
             let row = slot(y_axis, &y_order, &point.swept[y]);
             panel.cells[row * x_order.len() + column] = Some(cell);
@@ -135,6 +143,9 @@ impl Heatmap {
             if spec.name == "recovery_ms" {
                 subtitle.push_str(" (the mean is over those k); never: none did");
             }
+        }
+        if panels.iter().flat_map(|p| p.cells.iter().flatten()).any(|cell| cell.fluid_stuck == Some(true)) {
+            subtitle.push_str("; black line: where the fluid limit turns stuck");
         }
         Some(Heatmap {
             title: title_by(&scenario.name, &metric_phrase(spec), &format!("{} and {}", x_axis.name, y_axis.name)),
@@ -237,6 +248,7 @@ impl Heatmap {
                 plot.draw_series(std::iter::once(Text::new(note.clone(), (x, note_y), style))).map_err(fail)?;
             }
         }
+        self.draw_fluid_boundary(panel, &mut plot).map_err(fail)?;
         // Tick labels, drawn by hand so that every value gets one whatever plotters' label spacing would choose.
         let base = area.get_base_pixel();
         let tick = (FONT, 14).into_font().color(&BLACK);
@@ -250,6 +262,34 @@ impl Heatmap {
             let style = tick.clone().pos(Pos::new(HPos::Right, VPos::Center));
             area.draw(&Text::new(label.as_str(), (px - base.0 - 6, py - base.1), style)).map_err(fail)?;
         }
+        Ok(())
+    }
+
+    /// The fluid limit's boundary: a black segment on every edge between two neighbouring cells whose fluid
+    /// verdicts differ.
+    fn draw_fluid_boundary<DB: DrawingBackend>(
+        &self,
+        panel: &HeatPanel,
+        plot: &mut ChartContext<
+            '_,
+            DB,
+            Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+        >,
+    ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+        let nx = self.x_ticks.len();
+        let verdict = |index: usize| panel.cells.get(index).and_then(|cell| cell.as_ref()?.fluid_stuck);
+        let mut edges = Vec::new();
+        for index in 0..panel.cells.len() {
+            let (x, y) = ((index % nx) as f64, (index / nx) as f64);
+            let Some(here) = verdict(index) else { continue };
+            if index % nx + 1 < nx && verdict(index + 1).is_some_and(|right| right != here) {
+                edges.push([(x + 0.5, y - 0.5), (x + 0.5, y + 0.5)]);
+            }
+            if verdict(index + nx).is_some_and(|above| above != here) {
+                edges.push([(x - 0.5, y + 0.5), (x + 0.5, y + 0.5)]);
+            }
+        }
+        plot.draw_series(edges.into_iter().map(|edge| PathElement::new(edge.to_vec(), BLACK.stroke_width(4))))?;
         Ok(())
     }
 
@@ -308,6 +348,25 @@ impl Heatmap {
 }
 
 /// Perceived brightness, 0 to 255 (ITU-R BT.601 weights).
+/// Per point, the fluid limit's stuck verdict, for the points `pins` admits that have a fluid form and a verdict;
+/// computed in parallel, each a pure function of its point.
+fn fluid_verdicts(scenario: &Scenario, points: &[PlannedPoint], pins: &Pins) -> Vec<Option<bool>> {
+    use rayon::prelude::*;
+    let settings = crate::analysis::fluid::StepSettings { bucket: scenario.timeline_bucket, step: None, scale: 1.0 };
+    points
+        .par_iter()
+        .map(|point| {
+            let crate::model::Configured::Server(config) = &point.config.0 else { return None };
+            if !pins.admit(point) {
+                return None;
+            }
+            let fluid = crate::analysis::fluid::FluidPoint::new(config, settings).ok()?;
+            let verdict = fluid.verdict(&fluid.integrate(), scenario.timeline_bucket);
+            (!verdict.stuck.is_nan()).then_some(verdict.stuck == 1.0)
+        })
+        .collect()
+}
+
 fn luminance(colour: RGBColor) -> f64 {
     0.299 * f64::from(colour.0) + 0.587 * f64::from(colour.1) + 0.114 * f64::from(colour.2)
 }
@@ -375,10 +434,43 @@ heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
         assert_eq!(heatmap.range, (10.0, 40.0), "the colour scale spans the defined means");
         let cell = |panel: usize, x: usize, y: usize| heatmap.panels[panel].cells[y * 2 + x].clone().unwrap();
         assert!(cell(0, 1, 1).never && cell(0, 1, 1).mean.is_nan(), "150/s after 500 ms never recovered");
-        assert_eq!(cell(0, 1, 0), Cell { mean: 40.0, never: false, partial: Some("1/2".into()) });
-        assert_eq!(cell(0, 0, 1), Cell { mean: 10.0, never: false, partial: None });
-        assert_eq!(cell(1, 1, 1), Cell { mean: 10.0, never: false, partial: None }, "the budget panel");
+        assert_eq!(cell(0, 1, 0), Cell { mean: 40.0, never: false, partial: Some("1/2".into()), fluid_stuck: None });
+        assert_eq!(cell(0, 0, 1), Cell { mean: 10.0, never: false, partial: None, fluid_stuck: None });
+        assert_eq!(
+            cell(1, 1, 1),
+            Cell { mean: 10.0, never: false, partial: None, fluid_stuck: None },
+            "the budget panel"
+        );
         assert!(heatmap.subtitle.contains("never: none did"), "{}", heatmap.subtitle);
+    }
+
+    #[test]
+    fn the_fluid_line_separates_the_cells_the_fluid_limit_calls_stuck_where_it_has_a_form() {
+        let text = SCENARIO
+            .replace(
+                "heatmap = { x = \"outage_duration\", y = \"rate\", metric = \"recovery_ms\" }",
+                "heatmap = { x = \"outage_duration\", y = \"rate\", metric = \"recovery_ms\", fluid = true }",
+            )
+            .replace("[client]\n", "[client]\nmax_attempts = 3\n")
+            .replace("kind = \"open\"\n", "kind = \"open\"\nduration = \"30s\"\n");
+        let scenario = Scenario::from_source(Path::new("h.toml"), text).unwrap();
+        let points = plan(&scenario).unwrap();
+        let options = &scenario.charts.heatmaps[0];
+        assert!(options.fluid);
+        let heatmap = Heatmap::build(&scenario, &points, &aggregate(&scenario, &points), options).unwrap();
+        let fluid =
+            |panel: usize, x: usize, y: usize| heatmap.panels[panel].cells[y * 2 + x].clone().unwrap().fluid_stuck;
+        // Capacity 200/s; three attempts of 200 ms. At 150/s a 500 ms black hole leaves 75 requests whose retries
+        // triple the load past capacity: stuck. At 50/s the backlog drains; without an outage nothing tips.
+        assert_eq!(
+            [fluid(0, 0, 0), fluid(0, 1, 0), fluid(0, 0, 1), fluid(0, 1, 1)],
+            [Some(false), Some(false), Some(false), Some(true)]
+        );
+        assert!(
+            (0..4).all(|i| heatmap.panels[1].cells[i].as_ref().unwrap().fluid_stuck.is_none()),
+            "a budget has no fluid form"
+        );
+        assert!(heatmap.subtitle.contains("black line: where the fluid limit turns stuck"), "{}", heatmap.subtitle);
     }
 
     #[test]

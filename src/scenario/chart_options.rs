@@ -8,6 +8,7 @@
 //! metric = "recovery_ms"
 //! at = { limiter = "budget" }      # optional; swept parameters left free make one panel per combination
 //! name = "heatmap_recovery_ms"     # optional file stem (default heatmap_<metric>)
+//! fluid = true                     # optional: draw the fluid limit's stuck boundary (server scenarios)
 //! y_label = "new requests per second"   # optional axis titles (default: key and help of the parameter)
 //!
 //! [charts.bars]                    # or [[charts.bars]]
@@ -50,7 +51,7 @@ pub(super) const CHART_KEYS: &[&str] = &[
     "y_scale",
     "size",
 ];
-const HEATMAP_KEYS: &[&str] = &["x", "y", "metric", "at", "name", "x_label", "y_label"];
+const HEATMAP_KEYS: &[&str] = &["x", "y", "metric", "at", "name", "x_label", "y_label", "fluid"];
 const BARS_KEYS: &[&str] = &["metrics", "series", "at", "name"];
 /// Chart file stems the other charts use.
 const RESERVED_NAMES: &[&str] = &["timeline", "goodput", "latency_cdf", "summary", "runs", "manifest"];
@@ -91,6 +92,8 @@ pub struct HeatmapOptions {
     /// Axis titles (default: each parameter's key and the first clause of its help).
     pub x_label: Option<String>,
     pub y_label: Option<String>,
+    /// `fluid = true`: draw where the fluid limit's trajectory turns stuck, between the cells (server scenarios).
+    pub fluid: bool,
 }
 
 /// `[charts.bars]`: grouped bars, one group per metric, one bar per value of `series`.
@@ -410,8 +413,18 @@ pub(super) fn read_heatmaps(
                 .transpose()
         };
         let (x_label, y_label) = (label("x_label")?, label("y_label")?);
+        let fluid = match find(table, "fluid") {
+            None => false,
+            Some(value) => value.get_ref().as_bool().ok_or_else(|| {
+                at.error(
+                    value.span(),
+                    &format!("{dotted}.fluid"),
+                    "expected true or false (true draws the fluid limit's stuck boundary)",
+                )
+            })?,
+        };
         taken.push(name.clone());
-        heatmaps.push(HeatmapOptions { x, y, metric, at: pinned, name, x_label, y_label });
+        heatmaps.push(HeatmapOptions { x, y, metric, at: pinned, name, x_label, y_label, fluid });
     }
     Ok(heatmaps)
 }

@@ -117,7 +117,11 @@ impl FluidModel {
 
     fn regime(&self, kind: RegimeKind, rate: f64, wait_s: f64, admitted: f64, busy: f64, capacity: f64) -> Regime {
         let flow = self.flow(rate, wait_s, admitted, busy);
-        let served = admitted * flow.attempts;
+        // Stuck, the server serves at capacity by definition (q·a = C), whatever a is, even unbounded.
+        let served = match kind {
+            RegimeKind::Stuck | RegimeKind::Growing => capacity,
+            RegimeKind::Healthy | RegimeKind::Separatrix => admitted * flow.attempts,
+        };
         let growth = if kind == RegimeKind::Growing { flow.attempts - capacity } else { 0.0 };
         Regime {
             kind,
@@ -125,7 +129,8 @@ impl FluidModel {
             goodput: served * flow.on_time * self.success_share,
             attempts: flow.attempts,
             retries: flow.attempts - rate,
-            refused: flow.attempts - served,
+            // An unbounded queue refuses nothing, however fast it grows.
+            refused: if kind == RegimeKind::Growing { 0.0 } else { flow.attempts - served },
             late: served * (1.0 - flow.on_time),
             queue: if kind == RegimeKind::Growing { f64::INFINITY } else { capacity * wait_s },
             wait_s: if kind == RegimeKind::Growing { f64::INFINITY } else { wait_s },
