@@ -6,6 +6,7 @@ mod boundary;
 mod delays;
 mod fluid;
 mod fluid_over;
+mod rare;
 mod import;
 #[cfg(test)]
 pub(crate) use import::check_runs;
@@ -32,6 +33,7 @@ use crate::sweep::SweepSettings;
 pub use boundary::{BoundaryOptions, DEFAULT_STUCK_FRACTION, boundary};
 pub use delays::{DelaysFormat, DelaysOptions, MAX_RETRIES, MAX_SAMPLES, delays};
 pub use fluid::{FluidCsv, FluidOptions, MAX_FLUID_SCALE, fluid};
+pub use rare::{MAX_REPLICATIONS as MAX_RARE_REPLICATIONS, RARE_CSV_HEADER, RareImportance, RareOptions, rare};
 pub use import::{ImportOptions, import};
 pub use metrics::metrics;
 pub use paths::{OutputKind, check_output_path};

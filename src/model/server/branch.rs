@@ -154,6 +154,7 @@ impl<'a> Branch<'a> {
     }
 
     /// A copy that draws from streams seeded by `seeds` from now on.
+    #[cfg(test)]
     pub(crate) fn reseeded(&self, seeds: RunSeeds) -> Branch<'a> {
         let mut copy = self.clone();
         copy.reseed(seeds);
