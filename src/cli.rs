@@ -474,7 +474,7 @@ pub enum Command {
         queue>=N, or a condition on the run's metrics. The scenario's duration becomes the horizon. See docs/rare.md.\n\n\
         Examples:\n  \
         retrylab rare scenarios/rare-storm.toml --within 1h\n  \
-        retrylab rare scenarios/rare-storm.toml --within 10m --event 'queue>=30' --budget 40000\n  \
+        retrylab rare scenarios/rare-storm.toml --within 10min --event 'queue>=30' --budget 40000\n  \
         retrylab rare scenarios/rare-storm.toml --within 1h --event 'success_rate <= 0.5' --csv > rare.csv")]
     Rare(RareArgs),
 }

@@ -114,9 +114,13 @@ fn parse_levels(text: &str) -> Result<Option<Vec<u64>>, Error> {
     if text.trim() == "auto" {
         return Ok(None);
     }
-    let bad = |why: &str| Error::Usage(format!("--levels {text}: {why}; write auto or rising whole numbers, e.g. 5,10,20"));
-    let levels: Vec<u64> =
-        text.split(',').map(|part| part.trim().parse::<u64>()).collect::<Result<_, _>>().map_err(|_| bad("not a list of whole numbers"))?;
+    let bad =
+        |why: &str| Error::Usage(format!("--levels {text}: {why}; write auto or rising whole numbers, e.g. 5,10,20"));
+    let levels: Vec<u64> = text
+        .split(',')
+        .map(|part| part.trim().parse::<u64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad("not a list of whole numbers"))?;
     if levels.first() == Some(&0) || levels.windows(2).any(|pair| pair[0] >= pair[1]) {
         return Err(bad("each level must be above 0 and above the one before"));
     }
@@ -162,6 +166,10 @@ fn study(options: &RareOptions, within: SimDuration, importance: Importance) -> 
             .into());
     }
     let (scenario, points) = with_horizon(options, scenario, within)?;
+    for point in &points {
+        let Configured::Server(config) = &point.config.0 else { unreachable!("a server scenario's point") };
+        refuse_unsplittable(&scenario, config, importance)?;
+    }
     if points.len() != 1 {
         let axes: Vec<&str> = scenario.sweep.iter().map(|axis| axis.name).collect();
         return Err(scenario
@@ -180,7 +188,6 @@ fn study(options: &RareOptions, within: SimDuration, importance: Importance) -> 
     let Configured::Server(config) = &point.config.0 else { unreachable!("a server scenario's point") };
     let mut config = ServerConfig::clone(config);
     let horizon = SimTime::ZERO + within;
-    refuse_unsplittable(&scenario, &config, importance)?;
     let metrics: Vec<&str> = ModelKind::Server.metrics().iter().map(|m| m.name).collect();
     let event = Event::parse(&options.event, &metrics).map_err(|error| match error {
         EventError::Level(why) => Error::Usage(format!("--event {:?}: {why}", options.event)),
@@ -235,7 +242,10 @@ fn with_horizon(
 fn refuse_unsplittable(scenario: &Scenario, config: &ServerConfig, importance: Importance) -> Result<(), Error> {
     if matches!(config.workload.arrivals, Arrivals::Periodic { .. }) {
         return Err(scenario
-            .refuse_at("kind", "`retrylab rare` does not split periodic workloads (their clocks); use an open or closed workload")
+            .refuse_at(
+                "kind",
+                "`retrylab rare` does not split periodic workloads (their clocks); use an open or closed workload",
+            )
             .into());
     }
     if config.clock.is_some() {
@@ -307,7 +317,7 @@ fn human(study: &Study, setup: &Setup<'_>, report: &Report, master: u64) -> Stri
     text += &format!(
         "P({event} within {within}) = {:.3e}   95% interval [{:.3e}, {:.3e}]   relative half-width {:.0}%\n",
         e.mean,
-        e.lo95.max(0.0),
+        e.lo95,
         e.hi95,
         100.0 * report.relative_half_width
     );
@@ -339,7 +349,8 @@ rhw,stage_probabilities,events,pilot_events,run_events,brute_force_events,varian
 /// One row under [`RARE_CSV_HEADER`]; levels and stage probabilities are space-separated.
 fn csv(study: &Study, setup: &Setup<'_>, report: &Report) -> String {
     let e = &report.estimate;
-    let quote = |text: String| if text.contains([',', '"']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text };
+    let quote =
+        |text: String| if text.contains([',', '"']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text };
     format!(
         "{RARE_CSV_HEADER}\n{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
         quote(study.event.describe()),
@@ -349,7 +360,7 @@ fn csv(study: &Study, setup: &Setup<'_>, report: &Report) -> String {
         report.replications.len(),
         report.effort,
         e.mean,
-        e.lo95.max(0.0),
+        e.lo95,
         e.hi95,
         report.relative_half_width,
         join(&report.stage_probabilities, " "),

@@ -58,7 +58,7 @@ pub(crate) struct Report {
     /// Trajectories per stage.
     pub(crate) effort: usize,
     pub(crate) replications: Vec<Replication>,
-    /// Over the replications' p̂: mean, sd, Student-t 95% interval.
+    /// Over the replications' p̂: mean, sd, Student-t 95% interval (its ends kept within [0, 1]).
     pub(crate) estimate: Estimate,
     /// The interval's half-width over the estimate.
     pub(crate) relative_half_width: f64,
@@ -251,7 +251,7 @@ fn pilot_short(setup: &Setup<'_>, short: PilotShort) -> Short {
 /// The estimate, its interval, the stage probabilities and the costs.
 fn report(design: &Design, replications: Vec<Replication>, pilot: &Pilot, auto_levels: bool) -> Report {
     let estimates: Vec<f64> = replications.iter().map(|r| r.estimate).collect();
-    let estimate = Estimate::of(&estimates);
+    let estimate = Estimate::within(&estimates, crate::stats::Support::Within { min: 0.0, max: 1.0 });
     let p = estimate.mean;
     let relative_half_width = if p > 0.0 { estimate.ci95 / p } else { f64::NAN };
     let n = design.effort as f64;
