@@ -102,7 +102,7 @@ struct Rules {
 
 /// The world and policy seeds of a trajectory seeded `seed`.
 fn run_seeds(seed: u64) -> RunSeeds {
-    RunSeeds { world: mix64(seed ^ 0x776f_726c_64), policy: mix64(seed ^ 0x706f_6c69_6379) }
+    RunSeeds { world: mix64(seed ^ 0x77_6f72_6c64), policy: mix64(seed ^ 0x706f_6c69_6379) }
 }
 
 impl Splittable for ServerPath<'_> {
