@@ -105,7 +105,11 @@ pub fn rare(options: &RareOptions, stdout: &mut dyn Write) -> Result<(), Error> 
     let report = report.map_err(|Short::Budget { needed, why }| {
         Error::Usage(format!("--budget {}: {why}; raise --budget to about {needed}", options.budget))
     })?;
-    let text = if options.csv { csv(&study, &setup, &report) } else { human(&study, &setup, &report, master) };
+    let text = if options.csv {
+        csv(&study, &setup, &report)
+    } else {
+        human(&study, &setup, &report, (master, &options.within))
+    };
     stdout.write_all(text.as_bytes()).map_err(stdout_error)
 }
 
@@ -296,8 +300,8 @@ fn join<T: ToString>(values: &[T], separator: &str) -> String {
 }
 
 /// The report in words.
-fn human(study: &Study, setup: &Setup<'_>, report: &Report, master: u64) -> String {
-    let within = study.horizon - SimTime::ZERO;
+fn human(study: &Study, setup: &Setup<'_>, report: &Report, (master, within): (u64, &str)) -> String {
+    let within = within.trim();
     let event = study.event.describe();
     let e = &report.estimate;
     let how = if report.auto_levels {
