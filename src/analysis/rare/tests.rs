@@ -43,6 +43,10 @@ fn uniformisation_matches_a_hand_computed_case() {
     assert!((p - (1.0 - (-1.4_f64).exp())).abs() < 1e-12, "{p}");
 }
 
+const PINNED_REPLICATION: (f64, &[usize], u64) = (4.636262400000002e-5, &[44, 3, 7, 4, 14, 14], 12701);
+const PINNED_PILOT: (&[u64], u64, usize) = (&[7, 8, 10, 12, 13, 15, 16, 18], 19366, 400);
+const PINNED_COPIES: &[usize] = &[0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 3];
+
 /// An M/M/1 queue as a chain of its own: the number in system, its clock and its stream.
 #[derive(Clone)]
 struct Chain {
@@ -53,6 +57,8 @@ struct Chain {
     max: u64,
     rates: (f64, f64),
     horizon: f64,
+    /// Judged at the end: in the event when the path's maximum reached this (`None`: never).
+    judged_at: Option<u64>,
 }
 
 impl Splittable for Chain {
@@ -66,6 +72,7 @@ impl Splittable for Chain {
             let total = if self.n > 0 { up + down } else { up };
             let wait = -(1.0 - self.rng.random::<f64>()).ln() / total;
             if self.now + wait > self.horizon {
+                self.now = self.horizon;
                 return false;
             }
             self.now += wait;
@@ -83,13 +90,14 @@ impl Splittable for Chain {
     fn events(&self) -> u64 {
         self.events
     }
-    fn judge(self) -> (bool, u64) {
-        (false, self.events)
+    fn judge(mut self) -> (bool, u64) {
+        self.advance(None);
+        (self.judged_at.is_some_and(|at| self.max >= at), self.events)
     }
 }
 
 fn chain(seed: u64) -> Chain {
-    Chain { n: 0, now: 0.0, rng: sim_rng(seed), events: 0, max: 0, rates: (5.0, 10.0), horizon: 10.0 }
+    Chain { n: 0, now: 0.0, rng: sim_rng(seed), events: 0, max: 0, rates: (5.0, 10.0), horizon: 10.0, judged_at: None }
 }
 
 #[test]
@@ -112,6 +120,54 @@ fn splitting_a_birth_death_chain_finds_its_exact_probability() {
     let estimate = Estimate::of(&estimates);
     assert!((estimate.mean - exact).abs() <= estimate.ci95, "{estimate:?} against {exact:e}");
     assert!(estimate.ci95 / estimate.mean < 0.3, "{estimate:?}");
+}
+
+/// The chain judged at the end: in the event when its maximum reached 18.
+fn judged_chain(seed: u64) -> Chain {
+    Chain { judged_at: Some(18), ..chain(seed) }
+}
+
+#[test]
+fn splitting_counts_the_runs_in_the_event_below_a_level_and_above_the_last() {
+    // Level 20 lies beyond the event (18): the stage toward it counts the runs that reached 18 but not 20, and the
+    // final stage those that reached 20. Both terms are needed for the exact probability.
+    let exact = mm1_reaches(5.0, 10.0, 18, 10.0);
+    let design = Design { levels: vec![4, 8, 11, 14, 16, 20], level_event: false, effort: 400 };
+    assert_eq!(design.stages(), 7);
+    let estimates: Vec<f64> = (0..20).map(|r| splitting::replicate(&judged_chain, &design, 300 + r).estimate).collect();
+    let estimate = Estimate::of(&estimates);
+    assert!((estimate.mean - exact).abs() <= estimate.ci95, "{estimate:?} against {exact:e}");
+    assert!(estimate.ci95 / estimate.mean < 0.3, "{estimate:?}");
+    let below = Design { levels: vec![4, 8, 11, 14, 16], ..design.clone() };
+    let estimates: Vec<f64> = (0..20).map(|r| splitting::replicate(&judged_chain, &below, 300 + r).estimate).collect();
+    let estimate = Estimate::of(&estimates);
+    assert!((estimate.mean - exact).abs() <= estimate.ci95, "final stage only: {estimate:?} against {exact:e}");
+}
+
+#[test]
+fn a_pilot_for_an_event_judged_at_the_end_stops_where_a_fifth_of_the_runs_reach_it() {
+    let goal = PilotGoal { target: None, cap: None, effort: 200, max_runs: 10_000 };
+    let pilot = splitting::pilot(&judged_chain, goal, 5).unwrap();
+    let last = *pilot.levels.last().unwrap();
+    assert!((10..18).contains(&last), "{:?}", pilot.levels);
+    let capped = splitting::pilot(&judged_chain, PilotGoal { cap: Some(9), ..goal }, 5).unwrap();
+    assert_eq!(capped.levels.last(), Some(&9), "{:?}", capped.levels);
+    assert!(capped.levels.iter().all(|&level| level <= 9));
+}
+
+#[test]
+fn a_replication_and_a_pilot_are_functions_of_their_seed() {
+    // Pinned: any change to the seeding, the copies' draw or the event count moves these.
+    let design = Design { levels: vec![4, 8, 11, 14, 16, 18], level_event: true, effort: 50 };
+    let run = splitting::replicate(&chain, &design, 11);
+    assert_eq!((run.estimate, run.survivors.as_slice(), run.events), PINNED_REPLICATION, "{run:?}");
+    let goal = PilotGoal { target: Some(18), cap: None, effort: 50, max_runs: 10_000 };
+    let pilot = splitting::pilot(&chain, goal, 11).unwrap();
+    assert_eq!((pilot.levels.as_slice(), pilot.events, pilot.runs), PINNED_PILOT, "{pilot:?}");
+    assert!((pilot.run_events - 98.44).abs() < 1e-9, "{pilot:?}");
+    assert_eq!(splitting::copies(5, 12, 3), PINNED_COPIES);
+    assert_ne!(splitting::child_seed(1, 0, 1), splitting::child_seed(1, 1, 0));
+    assert_ne!(splitting::child_seed(1, 0, 1), splitting::child_seed(2, 0, 1));
 }
 
 #[test]
