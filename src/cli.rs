@@ -471,6 +471,88 @@ pub enum Command {
         #[arg(long)]
         open: bool,
     },
+    /// Estimate how likely one point of a server scenario reaches a rare event within a horizon, by multilevel
+    /// splitting, with a 95% interval and the cost against brute force.
+    #[command(after_help = "Splits runs where the server's queue (or with --importance backlog, the clients' open \
+        requests) first reaches each level; levels come from a pilot at the 0.8 quantile of each stage's maxima \
+        unless --levels gives them. The interval is Student's t over --replications independent estimates. \
+        Events: stuck and tipped (the verdict, judged from the trigger's end, or from warmup without one), \
+        queue>=N, or a condition on the run's metrics. The scenario's duration becomes the horizon. See docs/rare.md.\n\n\
+        Examples:\n  \
+        retrylab rare scenarios/rare-storm.toml --within 1h\n  \
+        retrylab rare scenarios/rare-storm.toml --within 10min --event 'queue>=30' --budget 40000\n  \
+        retrylab rare scenarios/rare-storm.toml --within 1h --event 'success_rate <= 0.5' --csv > rare.csv")]
+    Rare(RareArgs),
+}
+
+/// The arguments of `retrylab rare`.
+#[derive(Debug, clap::Args)]
+pub struct RareArgs {
+    /// The scenario file (TOML); its model must be the server, with one point (pin swept keys with --set).
+    #[arg(value_name = "SCENARIO")]
+    scenario: PathBuf,
+    /// The horizon: the event must happen by this time (it becomes the scenario's duration), e.g. 1h.
+    #[arg(long, value_name = "T")]
+    within: String,
+    /// stuck, tipped, queue>=N, or a condition on the run's final metrics such as 'success_rate <= 0.5'.
+    #[arg(long, value_name = "EVENT", default_value = "stuck")]
+    event: String,
+    /// Trajectories to run in all, the pilot's included.
+    #[arg(long, value_name = "RUNS", default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    budget: u64,
+    /// Independent replications the interval is computed from.
+    #[arg(long, value_name = "M", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(2..=i64::from(commands::MAX_RARE_REPLICATIONS)))]
+    replications: u32,
+    /// What the levels measure.
+    #[arg(long, value_name = "WHAT", default_value = "queue")]
+    importance: ImportanceArg,
+    /// auto (from a pilot), or rising levels such as 5,10,20.
+    #[arg(long, value_name = "LEVELS", default_value = "auto")]
+    levels: String,
+    /// Master seed, overriding the scenario's `seed`.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Override any key of the scenario, as `run --set` does (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+    /// Worker threads [default: all cores]. Results do not depend on it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
+    /// Print one CSV row (with its header) instead of the report.
+    #[arg(long)]
+    csv: bool,
+}
+
+impl RareArgs {
+    pub fn into_options(self) -> commands::RareOptions {
+        let importance = match self.importance {
+            ImportanceArg::Queue => commands::RareImportance::Queue,
+            ImportanceArg::Backlog => commands::RareImportance::Backlog,
+        };
+        commands::RareOptions {
+            scenario: self.scenario,
+            within: self.within,
+            event: self.event,
+            budget: self.budget,
+            replications: self.replications,
+            importance,
+            levels: self.levels,
+            seed: self.seed,
+            set: self.set,
+            threads: self.threads.map(usize::from),
+            csv: self.csv,
+        }
+    }
+}
+
+/// `--importance` of `retrylab rare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ImportanceArg {
+    /// The server's live queue.
+    Queue,
+    /// The clients' open requests.
+    Backlog,
 }
 
 /// `--trace-format` of `retrylab run`.

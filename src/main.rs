@@ -97,6 +97,7 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             let options = commands::FluidOptions { scenario, set, scale, step, csv, over, between, tolerance };
             commands::fluid(&options, &mut stdout)
         }
+        cli::Command::Rare(args) => commands::rare(&args.into_options(), &mut stdout),
         cli::Command::Tune {
             scenario,
             objective,

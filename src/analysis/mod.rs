@@ -3,3 +3,4 @@
 //! and the boundary where a stuck regime appears.
 
 pub mod fluid;
+pub mod rare;

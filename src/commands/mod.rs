@@ -7,6 +7,7 @@ mod delays;
 mod fluid;
 mod fluid_over;
 mod import;
+mod rare;
 #[cfg(test)]
 pub(crate) use import::check_runs;
 mod metrics;
@@ -35,6 +36,7 @@ pub use fluid::{FluidCsv, FluidOptions, MAX_FLUID_SCALE, fluid};
 pub use import::{ImportOptions, import};
 pub use metrics::metrics;
 pub use paths::{OutputKind, check_output_path};
+pub use rare::{MAX_REPLICATIONS as MAX_RARE_REPLICATIONS, RARE_CSV_HEADER, RareImportance, RareOptions, rare};
 pub use sharded::merge;
 use sharded::run_one;
 pub use strategies::strategies;

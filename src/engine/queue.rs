@@ -16,6 +16,7 @@ use crate::time::SimTime;
 /// Pending events beyond which the queue becomes a radix heap (until it is cleared).
 pub(super) const SWITCH_AT: usize = 4096;
 
+#[derive(Clone)]
 struct Entry<E> {
     key: u128,
     event: E,
@@ -46,6 +47,7 @@ impl<E> Ord for Entry<E> {
 /// a single integer comparison. `pop` leaves the popped entry at the root and marks it consumed; the next `push`
 /// overwrites it and sifts down once (the classic "hold" operation), which halves the heap work when a handler
 /// schedules one follow-up event, as most do.
+#[derive(Clone)]
 struct Heap<E> {
     heap: BinaryHeap<Entry<E>>,
     next_sequence: u64,
@@ -54,6 +56,7 @@ struct Heap<E> {
     last_popped: u64,
 }
 
+#[derive(Clone)]
 enum Form<E> {
     Heap(Heap<E>),
     Radix(RadixHeap<E>),
@@ -61,6 +64,7 @@ enum Form<E> {
 
 /// Pending events ordered by time, FIFO among equal times. Pushing allocates only when the queue outgrows its
 /// capacity, so a queue that is reused across runs stops allocating once it has seen its peak size.
+#[derive(Clone)]
 pub struct EventQueue<E> {
     form: Form<E>,
     capacity: usize,

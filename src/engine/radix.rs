@@ -35,6 +35,7 @@ const BLOCK: usize = 512;
 
 /// A bucket: its blocks in order, all full but the last, which holds `tail` entries from arena position
 /// `tail_start`. An empty bucket has no block and `tail == BLOCK`, so that a push needs one test for "no room".
+#[derive(Clone)]
 struct Bucket {
     blocks: Vec<u32>,
     tail: usize,
@@ -51,6 +52,7 @@ impl Bucket {
 }
 
 /// Pending events ordered by time, FIFO among equal times, for a monotone clock.
+#[derive(Clone)]
 pub(super) struct RadixHeap<E> {
     /// Bucket `level × 64 + digit`.
     buckets: Vec<Bucket>,

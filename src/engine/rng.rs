@@ -130,6 +130,7 @@ impl RunSeeds {
 }
 
 /// One generator per [`Stream`], for a run to draw from by purpose.
+#[derive(Clone)]
 pub struct Streams {
     pub arrivals: SimRng,
     pub service: SimRng,

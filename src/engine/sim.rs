@@ -21,6 +21,7 @@ pub trait Model {
 }
 
 /// The clock and the future event list, as seen by a model.
+#[derive(Clone)]
 pub struct Scheduler<E> {
     queue: EventQueue<E>,
     now: SimTime,
@@ -62,6 +63,11 @@ impl<E: Copy> Scheduler<E> {
     /// Ends the run after the current event.
     pub fn stop(&mut self) {
         self.stop_requested = true;
+    }
+
+    /// Clears a [`Scheduler::stop`], so that the next [`run`] goes on from where the last one stopped.
+    pub fn resume(&mut self) {
+        self.stop_requested = false;
     }
 
     /// Events still waiting.

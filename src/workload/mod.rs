@@ -322,6 +322,7 @@ impl ThinkTime {
 /// Closed clients' think times, each drawn from its own counter (client, request number): a client's n-th think
 /// time is the same whatever the policy did before it, so policies compared on common random numbers see the
 /// same clients.
+#[derive(Clone)]
 pub(crate) struct ThinkDraws {
     seed: u64,
     drawn: Vec<u32>,
@@ -335,6 +336,11 @@ impl ThinkDraws {
             _ => 0,
         };
         ThinkDraws { seed, drawn: vec![0; clients] }
+    }
+
+    /// Draws the next think times from `seed` (each client's count goes on): for a branched run (rare events).
+    pub(crate) fn reseed(&mut self, seed: u64) {
+        self.seed = seed;
     }
 
     /// `client`'s next think time.

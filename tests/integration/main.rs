@@ -27,6 +27,7 @@ mod png_text;
 mod questions;
 mod queueing_theory;
 mod queues;
+mod rare;
 mod refused_before_work;
 mod report_html;
 mod shard;

@@ -7,6 +7,7 @@ use crate::policy::{ClientClock, ClockPolicy, RetryDecision};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, PeriodicTimer};
 
+#[derive(Clone)]
 pub(super) struct Clocks {
     policy: Option<ClockPolicy>,
     /// Skews (the world's clock stream) and offsets (the policy's) of open workloads' requests, and per-attempt
@@ -20,6 +21,7 @@ pub(super) struct Clocks {
     periodic: Option<Periodic>,
 }
 
+#[derive(Clone)]
 struct Periodic {
     timer: PeriodicTimer,
     /// Per host: systemd's perturbation, and the next run's number.

@@ -16,6 +16,7 @@
 //! applies the request's side effect; a second application of the same request is a duplicate unless the client
 //! sends idempotency keys, in which case the server recognises it and applies nothing.
 
+pub(crate) mod branch;
 mod clocks;
 mod config;
 pub(crate) mod decide;

@@ -76,6 +76,7 @@ struct RequestExtras {
 
 /// The requests' extras, indexed by slot like the records; empty, and every read a default, when the run keeps
 /// none (see [`keeps_extras`]).
+#[derive(Clone)]
 pub(super) struct ExtrasTable {
     rows: Vec<RequestExtras>,
     kept: bool,

@@ -14,7 +14,7 @@ use super::params::OnTimeout;
 use super::request::{ExtrasTable, Request, keeps_extras};
 use super::series;
 use super::tally::Tally;
-use crate::engine::{Model, RunSeeds, Scheduler, Stream, Streams, run};
+use crate::engine::{Model, RunLimit, RunSeeds, RunStats, Scheduler, Stream, Streams, run};
 use crate::metrics::{Phase, Trigger};
 use crate::model::faults::FaultKind;
 use crate::model::trace::Tracer;
@@ -24,38 +24,91 @@ use crate::policy::{FailureKind, TokenBucket};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, ThinkDraws};
 
-/// Runs one replicate.
+/// Runs one replicate: [`Running::start`], then every event, then [`Running::finish`].
 pub(super) fn simulate(config: &ServerConfig, run_settings: RunSettings) -> RunOutput {
-    let mut run_state = ServerRun::new(config, run_settings.seeds, run_settings.bucket, run_settings.trace);
-    crate::engine::advise_huge_pages(&run_state.requests);
-    let mut scheduler = Scheduler::with_capacity(1024);
-    match &config.workload.arrivals {
-        Arrivals::Burst { requests } => scheduler.schedule_at(SimTime::ZERO, ServerEvent::Burst { clients: *requests }),
-        Arrivals::Open { .. } => {
-            if let Some(first) = run_state.next_arrival_after(SimTime::ZERO) {
-                scheduler.schedule_at(first, ServerEvent::OpenArrival);
+    let mut running = Running::start(config, run_settings.seeds, run_settings.bucket, run_settings.trace);
+    running.advance(run_settings.limit());
+    running.finish()
+}
+
+/// A replicate in progress: the model's state, its pending events and how many the engine has delivered. It can
+/// be advanced in pieces, cloned between them (rare-event splitting branches a run this way, see branch.rs), and
+/// finished into the run's output.
+#[derive(Clone)]
+pub(super) struct Running<'a> {
+    pub(super) state: ServerRun<'a>,
+    pub(super) scheduler: Scheduler<ServerEvent>,
+    /// Events delivered so far, over every piece.
+    pub(super) events: u64,
+    /// The last piece was cut short by its limit with events still pending.
+    pub(super) truncated: bool,
+}
+
+impl<'a> Running<'a> {
+    /// The run at t = 0 with its first events scheduled.
+    pub(super) fn start(config: &'a ServerConfig, seeds: RunSeeds, bucket: SimDuration, trace: bool) -> Self {
+        let mut run_state = ServerRun::new(config, seeds, bucket, trace);
+        crate::engine::advise_huge_pages(&run_state.requests);
+        let mut scheduler = Scheduler::with_capacity(1024);
+        match &config.workload.arrivals {
+            Arrivals::Burst { requests } => {
+                scheduler.schedule_at(SimTime::ZERO, ServerEvent::Burst { clients: *requests })
             }
-        }
-        Arrivals::Closed { clients, think_time } => {
-            for client in 0..*clients {
-                let think = run_state.think.next(think_time, client);
-                scheduler.schedule_in(think, ServerEvent::NewRequest { client });
+            Arrivals::Open { .. } => {
+                if let Some(first) = run_state.next_arrival_after(SimTime::ZERO) {
+                    scheduler.schedule_at(first, ServerEvent::OpenArrival);
+                }
             }
-        }
-        Arrivals::Periodic { hosts, .. } => {
-            for host in 0..*hosts {
-                if let Some(at) = run_state.clocks.next_run(host) {
-                    scheduler.schedule_at(at, ServerEvent::NewRequest { client: host });
+            Arrivals::Closed { clients, think_time } => {
+                for client in 0..*clients {
+                    let think = run_state.think.next(think_time, client);
+                    scheduler.schedule_in(think, ServerEvent::NewRequest { client });
+                }
+            }
+            Arrivals::Periodic { hosts, .. } => {
+                for host in 0..*hosts {
+                    if let Some(at) = run_state.clocks.next_run(host) {
+                        scheduler.schedule_at(at, ServerEvent::NewRequest { client: host });
+                    }
                 }
             }
         }
+        Running { state: run_state, scheduler, events: 0, truncated: false }
     }
-    let stats = run(&mut run_state, &mut scheduler, run_settings.limit());
-    let end = run_state.last_activity;
-    let spans = run_state.tracer.map(|tracer| tracer.spans).unwrap_or_default();
-    let mut output = run_state.tally.finish(config, run_state.trigger, spans, stats.events, end);
-    output.truncated = stats.truncated;
-    output
+
+    /// Delivers events to `model` (the run's state, or a wrapper around it) until none are left, the model stops
+    /// the run, or `limit` is hit; a stop request is cleared first, so a stopped run can go on.
+    pub(super) fn advance_with<M: Model<Event = ServerEvent>>(
+        scheduler: &mut Scheduler<ServerEvent>,
+        model: &mut M,
+        limit: RunLimit,
+    ) -> RunStats {
+        scheduler.resume();
+        run(model, scheduler, limit)
+    }
+
+    /// Delivers events until none are left or `limit` is hit.
+    pub(super) fn advance(&mut self, limit: RunLimit) -> RunStats {
+        let stats = Running::advance_with(&mut self.scheduler, &mut self.state, limit);
+        self.note(stats);
+        stats
+    }
+
+    /// Counts a piece's events and whether it was cut short.
+    pub(super) fn note(&mut self, stats: RunStats) {
+        self.events += stats.events;
+        self.truncated = stats.truncated;
+    }
+
+    /// The run's metrics, timeline and spans.
+    pub(super) fn finish(self) -> RunOutput {
+        let run_state = self.state;
+        let end = run_state.last_activity;
+        let spans = run_state.tracer.map(|tracer| tracer.spans).unwrap_or_default();
+        let mut output = run_state.tally.finish(run_state.config, run_state.trigger, spans, self.events, end);
+        output.truncated = self.truncated;
+        output
+    }
 }
 
 /// A message or timer. `slot` indexes the request table; `token` names one attempt, so events about an
@@ -85,7 +138,8 @@ pub(super) enum ServerEvent {
     AdmittedSend { slot: u32 },
 }
 
-struct ServerRun<'a> {
+#[derive(Clone)]
+pub(super) struct ServerRun<'a> {
     config: &'a ServerConfig,
     /// The trigger, if the run has one: requests are tallied by when they were first sent relative to it.
     trigger: Option<Trigger>,
@@ -275,8 +329,21 @@ impl<'a> ServerRun<'a> {
     }
 
     /// Attempts waiting in the queue, cancelled ones left out.
-    fn live_queue(&self) -> usize {
+    pub(super) fn live_queue(&self) -> usize {
         self.queue.len() - self.dead_entries
+    }
+
+    /// Requests sent and not yet ended (succeeded, given up or failed for good): the clients' backlog.
+    pub(super) fn backlog(&self) -> u64 {
+        let counts = &self.tally.counts;
+        counts.requests - counts.succeeded - counts.gave_up - counts.failed_permanently
+    }
+
+    /// Draws from new streams from now on: every world and policy stream, and the closed clients' think times.
+    /// Events already scheduled stay as they are. A clone reseeded this way branches off its original.
+    pub(super) fn reseed(&mut self, seeds: RunSeeds) {
+        self.streams = Streams::new(seeds);
+        self.think.reseed(seeds.seed_of(Stream::Think));
     }
 
     fn leave_server(&mut self, slot: u32) {

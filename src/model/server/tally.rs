@@ -13,6 +13,7 @@ use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
 
 /// The measurements of one run.
+#[derive(Clone)]
 pub(crate) struct Tally {
     pub(crate) counts: Counts,
     /// Requests and their attempts by when they were first sent relative to the trigger.
@@ -30,7 +31,7 @@ pub(crate) struct Tally {
     pub(crate) busy_nanos: f64,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Counts {
     pub(crate) refused: u64,
     pub(crate) rejected_locally: u64,
