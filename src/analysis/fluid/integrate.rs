@@ -21,7 +21,7 @@ use crate::workload::Arrivals;
 pub(crate) const SERIES: [&str; 7] = ["calls", "goodput", "offered", "retries", "late", "rejected", "queue_max"];
 const CALLS: usize = 0;
 const GOODPUT: usize = 1;
-const OFFERED: usize = 2;
+pub(super) const OFFERED: usize = 2;
 const RETRIES: usize = 3;
 const LATE: usize = 4;
 const REJECTED: usize = 5;

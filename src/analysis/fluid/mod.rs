@@ -73,7 +73,7 @@ impl FluidPoint {
 
     /// The stuck-state verdict of a trajectory, judged as a run's is, on first tries answered in good time.
     pub(crate) fn verdict(&self, trajectory: &Trajectory, bucket: SimDuration) -> Verdict {
-        let offered = integrate::SERIES.iter().position(|s| *s == "offered").unwrap_or(2);
+        let offered = integrate::OFFERED;
         Verdict::judge_series(
             bucket,
             |b| {
