@@ -127,7 +127,7 @@ fn report(study: &Study) -> String {
             text.push_str(&format!("\n{label}\n"));
         }
         match fluid.regimes() {
-            Ok(regimes) => text.push_str(&regimes_table(&regimes)),
+            Ok(regimes) => text.push_str(&regimes_table(&regimes, fluid.budget().is_some())),
             Err(why) => text.push_str(&format!("  regimes: none computed ({why})\n")),
         }
         let trajectory = fluid.integrate();
@@ -140,27 +140,36 @@ fn report(study: &Study) -> String {
     text
 }
 
-fn regimes_table(regimes: &Regimes) -> String {
+/// The regimes at one rate; the budget's refusals in a column of their own when there is a budget.
+fn regimes_table(regimes: &Regimes, budget: bool) -> String {
     let capacity =
         if regimes.capacity.is_finite() { format!("{}/s", number(regimes.capacity)) } else { "unlimited".into() };
     let mut text = format!("  regimes at {} new requests/s (capacity {capacity}), per second:\n", number(regimes.rate));
-    text.push_str(&format!(
-        "    {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}\n",
-        "regime", "stable", "goodput", "attempts", "retries", "refused", "late", "queue", "wait"
-    ));
+    let row = |cells: [String; 10]| {
+        let [kind, stable, numbers @ ..] = cells;
+        let numbers: Vec<String> = numbers
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| budget || *index != 4)
+            .map(|(index, cell)| if index == 7 { format!(" {cell:>9}") } else { format!(" {cell:>10}") })
+            .collect();
+        format!("    {kind:<14} {stable:<7}{}\n", numbers.concat())
+    };
+    let header = ["regime", "stable", "goodput", "attempts", "retries", "rejected", "refused", "late", "queue", "wait"];
+    text.push_str(&row(header.map(str::to_owned)));
     for regime in &regimes.list {
-        text.push_str(&format!(
-            "    {:<14} {:<7} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}\n",
-            regime.kind.name(),
-            if regime.stable { "yes" } else { "no" },
+        text.push_str(&row([
+            regime.kind.name().to_owned(),
+            (if regime.stable { "yes" } else { "no" }).to_owned(),
             number(regime.goodput),
             number(regime.attempts),
             number(regime.retries),
+            number(regime.rejected),
             number(regime.refused),
             number(regime.late),
             level(regime),
             wait(regime.wait_s),
-        ));
+        ]));
     }
     if regimes.list.iter().all(|r| r.kind == RegimeKind::Healthy) {
         text.push_str("    no stuck regime at this rate: any backlog drains\n");
@@ -206,7 +215,7 @@ fn trajectory_lines(study: &Study, fluid: &FluidPoint, trajectory: &Trajectory) 
     );
     text.push_str(&format!(
         "    requests {}, calls {} (amplification {}), retries {}, succeeded {} (success_rate {}), gave_up {}, \
-         failed_permanently {}, timeouts {}, rejected {}, late {}\n",
+         failed_permanently {}, timeouts {}, rejected {}, late {}{}\n",
         number(totals.requests),
         number(totals.calls),
         number(totals.calls / totals.requests),
@@ -218,6 +227,15 @@ fn trajectory_lines(study: &Study, fluid: &FluidPoint, trajectory: &Trajectory) 
         number(totals.timeouts),
         number(totals.rejected),
         number(totals.late),
+        match fluid.budget() {
+            Some((share, reserve_per_s)) => format!(
+                ", refused {} (the fleet's budget: {}% of requests + {} retries/s)",
+                number(totals.refused),
+                number(share * 100.0),
+                number(reserve_per_s)
+            ),
+            None => String::new(),
+        },
     ));
     if fluid.correlated() {
         text.push_str(
@@ -264,7 +282,7 @@ fn timeline_csv(study: &Study) -> String {
 }
 
 /// The header of `--csv regimes`, after the swept keys.
-pub(crate) const REGIMES_HEADER: &str = "rate_rps,capacity_rps,regime,stable,goodput_rps,attempts_rps,retries_rps,refused_rps,late_rps,queue,wait_ms,growth_rps";
+pub(crate) const REGIMES_HEADER: &str = "rate_rps,capacity_rps,regime,stable,goodput_rps,attempts_rps,retries_rps,rejected_rps,refused_rps,late_rps,queue,wait_ms,growth_rps";
 
 fn regimes_csv(study: &Study) -> String {
     let swept: Vec<&str> = study.scenario.sweep.iter().map(|axis| axis.name).collect();
@@ -275,25 +293,23 @@ fn regimes_csv(study: &Study) -> String {
         let Ok(regimes) = fluid.regimes() else { continue };
         let prefix: String = point.swept.iter().map(|value| format!("{value},")).collect();
         for regime in &regimes.list {
+            let numbers = |values: &[f64]| values.iter().map(|x| csv_number(*x)).collect::<Vec<_>>().join(",");
             let cells = [
-                regimes.rate,
-                regimes.capacity,
-                f64::NAN,
-                f64::from(u8::from(regime.stable)),
-                regime.goodput,
-                regime.attempts,
-                regime.retries,
-                regime.refused,
-                regime.late,
-                regime.queue,
-                regime.wait_s * 1000.0,
-                regime.growth,
+                numbers(&[regimes.rate, regimes.capacity]),
+                regime.kind.name().to_owned(),
+                numbers(&[
+                    f64::from(u8::from(regime.stable)),
+                    regime.goodput,
+                    regime.attempts,
+                    regime.retries,
+                    regime.rejected,
+                    regime.refused,
+                    regime.late,
+                    regime.queue,
+                    regime.wait_s * 1000.0,
+                    regime.growth,
+                ]),
             ];
-            let cells: Vec<String> = cells
-                .iter()
-                .enumerate()
-                .map(|(index, x)| if index == 2 { regime.kind.name().to_owned() } else { csv_number(*x) })
-                .collect();
             text.push_str(&format!("{prefix}{}\n", cells.join(",")));
         }
     }

@@ -347,7 +347,6 @@ impl Heatmap {
     }
 }
 
-/// Perceived brightness, 0 to 255 (ITU-R BT.601 weights).
 /// Per point, the fluid limit's stuck verdict, for the points `pins` admits that have a fluid form and a verdict;
 /// computed in parallel, each a pure function of its point.
 fn fluid_verdicts(scenario: &Scenario, points: &[PlannedPoint], pins: &Pins) -> Vec<Option<bool>> {
@@ -367,6 +366,7 @@ fn fluid_verdicts(scenario: &Scenario, points: &[PlannedPoint], pins: &Pins) -> 
         .collect()
 }
 
+/// Perceived brightness, 0 to 255 (ITU-R BT.601 weights).
 fn luminance(colour: RGBColor) -> f64 {
     0.299 * f64::from(colour.0) + 0.587 * f64::from(colour.1) + 0.114 * f64::from(colour.2)
 }
@@ -452,11 +452,12 @@ heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
                 "heatmap = { x = \"outage_duration\", y = \"rate\", metric = \"recovery_ms\", fluid = true }",
             )
             .replace("[client]\n", "[client]\nmax_attempts = 3\n")
-            .replace("kind = \"open\"\n", "kind = \"open\"\nduration = \"30s\"\n");
+            .replace("kind = \"open\"\n", "kind = \"open\"\nduration = \"30s\"\n")
+            .replace("limiter = [\"none\", \"budget\"]", "limiter = [\"none\", \"grpc\"]");
         let scenario = Scenario::from_source(Path::new("h.toml"), text).unwrap();
         let points = plan(&scenario).unwrap();
         let options = &scenario.charts.heatmaps[0];
-        assert!(options.fluid);
+        assert!(options.fluid && points.len() == 8);
         let heatmap = Heatmap::build(&scenario, &points, &aggregate(&scenario, &points), options).unwrap();
         let fluid =
             |panel: usize, x: usize, y: usize| heatmap.panels[panel].cells[y * 2 + x].clone().unwrap().fluid_stuck;
@@ -468,7 +469,7 @@ heatmap = { x = "outage_duration", y = "rate", metric = "recovery_ms" }
         );
         assert!(
             (0..4).all(|i| heatmap.panels[1].cells[i].as_ref().unwrap().fluid_stuck.is_none()),
-            "a budget has no fluid form"
+            "gRPC's throttle has no fluid form"
         );
         assert!(heatmap.subtitle.contains("black line: where the fluid limit turns stuck"), "{}", heatmap.subtitle);
     }

@@ -34,6 +34,22 @@ fn the_storm_has_a_healthy_a_stuck_and_an_unstable_regime_and_its_trajectory_sti
 }
 
 #[test]
+fn a_fleet_budget_shows_its_refusals_and_caps_the_stuck_storms_retries() {
+    let text = stdout_of(&[&scenario("descartes-retry-storm"), "--set", "limiter=budget", "--set", "budget=0.5"]);
+    let header = text.lines().find(|line| line.trim_start().starts_with("regime ")).unwrap();
+    assert!(header.contains("rejected") && header.contains("refused"), "{header}");
+    let stuck = text.lines().find(|line| line.trim_start().starts_with("stuck")).unwrap();
+    for number in ["13.95", "4.65", "3.95"] {
+        assert!(stuck.contains(number), "{number} in {stuck}");
+    }
+    assert!(text.contains("(the fleet's budget: 50% of requests + 0 retries/s)"), "{text}");
+    let csv = stdout_of(&[&scenario("descartes-retry-storm"), "--set", "limiter=budget", "--csv", "regimes"]);
+    assert!(csv.contains(",retries_rps,rejected_rps,refused_rps,late_rps,"), "{csv}");
+    let without = stdout_of(&[&scenario("descartes-retry-storm")]);
+    assert!(!without.contains("refused") && !without.contains("fleet's budget"), "no budget, no column: {without}");
+}
+
+#[test]
 fn the_timeline_has_the_simulations_columns_and_a_row_per_bucket() {
     let text = stdout_of(&[&scenario("descartes-retry-storm"), "--csv", "timeline"]);
     let committed = std::fs::read_to_string(
@@ -84,8 +100,9 @@ fn what_the_fluid_limit_cannot_express_is_refused_with_the_key_and_what_to_chang
     let stderr = refused(&[small.to_str().unwrap()]);
     assert!(stderr.contains("server model only") && stderr.contains("model.kind"), "{stderr}");
     let storm = scenario("descartes-retry-storm");
-    let stderr = refused(&[&storm, "--set", "limiter=budget"]);
-    assert!(stderr.contains("cannot express a retry limiter") && stderr.contains("limiter"), "{stderr}");
+    let stderr = refused(&[&storm, "--set", "limiter=grpc"]);
+    assert!(stderr.contains("cannot express this retry limiter") && stderr.contains("client.limiter"), "{stderr}");
+    assert!(stderr.contains("limiter = \"budget\" or \"finagle\""), "what would be valid: {stderr}");
     let stderr = refused(&[&storm, "--set", "network=exponential", "--set", "network_delay=1ms"]);
     assert!(stderr.contains("random network delay") && stderr.contains("network = \"constant\""), "{stderr}");
     for (args, expected) in [

@@ -103,7 +103,7 @@ fn retry_storm_fixed_point() -> [f64; 4] {
     let stuck: Vec<&str> =
         text.lines().find(|line| line.contains(",stuck,")).expect("a stuck regime").split(',').collect();
     let cell = |name: &str| stuck[header.iter().position(|h| *h == name).unwrap()].parse::<f64>().unwrap();
-    [cell("attempts_rps"), cell("retries_rps"), cell("refused_rps"), cell("late_rps")]
+    [cell("attempts_rps"), cell("retries_rps"), cell("rejected_rps"), cell("late_rps")]
 }
 
 #[test]

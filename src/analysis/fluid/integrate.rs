@@ -15,6 +15,7 @@ use super::model::FluidModel;
 use super::tables::Failure;
 use crate::model::faults::FaultKind;
 use crate::model::server::OnTimeout;
+use crate::policy::limiters::RetryBudget;
 use crate::workload::Arrivals;
 
 /// The timeline's columns, as the simulation's timeline.csv names them.
@@ -35,6 +36,8 @@ pub(crate) struct Totals {
     pub(crate) retries: f64,
     pub(crate) succeeded: f64,
     pub(crate) gave_up: f64,
+    /// Retries the fleet's budget refused (their requests gave up, and are in `gave_up` too).
+    pub(crate) refused: f64,
     pub(crate) failed_permanently: f64,
     pub(crate) timeouts: f64,
     pub(crate) rejected: f64,
@@ -113,6 +116,16 @@ fn lane(classes: usize, kind: Kind, class: usize) -> usize {
     kind as usize * classes + class - 1
 }
 
+/// What one attempt class's clients met in a step: every outcome, the requests that ended, and the failures the
+/// policy may retry (plain ones and a full queue's 503s).
+#[derive(Clone, Copy, Debug, Default)]
+struct Wanting {
+    outcomes: f64,
+    ended: f64,
+    plain: f64,
+    refused: f64,
+}
+
 /// A queued parcel: the mass of one attempt class that arrived at one step.
 #[derive(Clone, Copy, Debug)]
 struct Parcel {
@@ -139,6 +152,7 @@ struct Stepper<'m> {
     queued: f64,
     busy: f64,
     thinking: f64,
+    budget: Option<RetryBudget>,
     rows: Vec<[f64; 7]>,
     in_time: Vec<f64>,
     totals: Totals,
@@ -160,6 +174,7 @@ impl<'m> Stepper<'m> {
             queued: 0.0,
             busy: 0.0,
             thinking,
+            budget: model.budget.clone(),
             rows: Vec::new(),
             in_time: Vec::new(),
             totals: Totals::default(),
@@ -214,13 +229,10 @@ impl<'m> Stepper<'m> {
     }
 
     fn step(&mut self, step: usize) {
-        let model = self.model;
         let freed = self.freed.take(0, step);
         self.busy = (self.busy - freed).max(0.0);
         self.sweep_deadlines(step);
-        for class in 1..=model.classes {
-            self.client_acts(step, class);
-        }
+        self.clients_act(step);
         self.first_tries(step);
         self.serve_queue(step);
         self.admit(step);
@@ -252,8 +264,45 @@ impl<'m> Stepper<'m> {
         }
     }
 
-    /// What reached class `class`'s clients at `step`: answers and timeouts, each ending the request or retried.
-    fn client_acts(&mut self, step: usize, class: usize) {
+    /// What reached the clients at `step`, every class alike: each answer and timeout ends its request or asks for
+    /// a retry; the fleet's budget, if any, books the first tries' outcomes and grants the same share of every
+    /// class's retries (as the simulation's, one at a time, would over the step); then they are retried.
+    fn clients_act(&mut self, step: usize) {
+        let mut wanting = [Wanting::default(); super::tables::MAX_CLASSES];
+        for class in 1..=self.model.classes {
+            wanting[class - 1] = self.outcomes(step, class);
+        }
+        let grant = self.grant(step, &wanting[..self.classes]);
+        for (class, wants) in wanting.iter().enumerate().take(self.classes) {
+            let ended = wants.ended
+                + self.retry(step, class + 1, Failure::Plain, wants.plain, grant)
+                + self.retry(step, class + 1, Failure::Refused, wants.refused, grant);
+            self.thinking += ended;
+        }
+    }
+
+    /// The budget's share granted of the retries `wanting` asks for at `step` (1 without a budget).
+    fn grant(&mut self, step: usize, wanting: &[Wanting]) -> f64 {
+        let model = self.model;
+        let Some(budget) = self.budget.as_mut() else { return 1.0 };
+        let now = model.time_of(step);
+        budget.deposit(now, wanting[0].outcomes);
+        let wanted: f64 = wanting
+            .iter()
+            .enumerate()
+            .map(|(class, wants)| {
+                let share = |failure| model.table.step(failure, class + 1).retried;
+                wants.plain * share(Failure::Plain) + wants.refused * share(Failure::Refused)
+            })
+            .sum();
+        if wanted <= 0.0 {
+            return 1.0;
+        }
+        budget.withdraw_up_to(now, wanted) / wanted
+    }
+
+    /// What reached class `class`'s clients at `step`: the requests it ended, and the failures the policy may retry.
+    fn outcomes(&mut self, step: usize, class: usize) -> Wanting {
         let model = self.model;
         let answered = self.per_class.take(lane(self.classes, Kind::Answered, class), step);
         let success = answered * model.success_share;
@@ -278,12 +327,14 @@ impl<'m> Stepper<'m> {
             ended += timeouts;
         }
         let mut refused = 0.0;
+        let mut taken = 0.0;
         for (kind, retried, failure) in [
             (Kind::Reset, model.retry_reset, Failure::Plain),
             (Kind::FailFast, model.retry_503, Failure::Plain),
             (Kind::Overloaded, model.retry_503, Failure::Refused),
         ] {
             let mass = self.per_class.take(lane(self.classes, kind, class), step);
+            taken += mass;
             match (retried, failure) {
                 (true, Failure::Plain) => plain += mass,
                 (true, Failure::Refused) => refused += mass,
@@ -294,22 +345,27 @@ impl<'m> Stepper<'m> {
                 }
             }
         }
-        ended += self.retry(step, class, Failure::Plain, plain);
-        ended += self.retry(step, class, Failure::Refused, refused);
-        self.thinking += ended;
+        Wanting { outcomes: answered + timeouts + taken, ended, plain, refused }
     }
 
-    /// Retries `mass` of class `class` after a failure: the share the policy gives up ends, the rest is sent after
-    /// the class's sleep law and arrives one network delay later. Returns the mass that ended.
-    fn retry(&mut self, step: usize, class: usize, failure: Failure, mass: f64) -> f64 {
+    /// Retries `mass` of class `class` after a failure: the share the policy gives up ends, and of the rest the
+    /// budget's `grant`; that is sent after the class's sleep law and arrives one network delay later. Returns the
+    /// mass that ended.
+    fn retry(&mut self, step: usize, class: usize, failure: Failure, mass: f64, grant: f64) -> f64 {
         if mass == 0.0 {
             return 0.0;
         }
         let model = self.model;
         let kernel = &model.kernels[failure as usize][class.min(model.classes) - 1];
-        let gave_up = mass * (1.0 - kernel.retried);
+        let mut gave_up = mass * (1.0 - kernel.retried);
+        let mut retried = mass * kernel.retried;
+        if grant < 1.0 {
+            let refused = retried * (1.0 - grant);
+            self.totals.refused += refused;
+            gave_up += refused;
+            retried -= refused;
+        }
         self.totals.gave_up += gave_up;
-        let retried = mass * kernel.retried;
         self.totals.retries += retried;
         let next = (class + 1).min(model.classes);
         let arrive = lane(self.classes, Kind::Arrive, next);

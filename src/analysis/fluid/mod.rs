@@ -57,6 +57,12 @@ impl FluidPoint {
         self.model.table.correlated
     }
 
+    /// The fleet's ratio budget, if the clients keep one: the share of requests it grants as retries and its
+    /// reserve in retries per second (scaled with the fleet).
+    pub(crate) fn budget(&self) -> Option<(f64, f64)> {
+        self.model.budget.as_ref().map(|budget| budget.rates())
+    }
+
     /// The trajectory from t = 0.
     pub(crate) fn integrate(&self) -> Trajectory {
         integrate::integrate(&self.model)

@@ -6,6 +6,7 @@ use crate::model::distributions::TimeDistribution;
 use crate::model::faults::{FaultKind, Faults};
 use crate::model::server::outcome::Outcome;
 use crate::model::server::{OnTimeout, ServerConfig, decide};
+use crate::policy::limiters::RetryBudget;
 use crate::time::{SimDuration, SimTime};
 use crate::workload::Arrivals;
 
@@ -100,6 +101,8 @@ pub(crate) struct FluidModel {
     pub(crate) good_within_s: Option<f64>,
     pub(crate) table: RetryTable,
     pub(crate) classes: usize,
+    /// The fleet's ratio budget, its reserve scaled with the fleet, fresh (as at t = 0).
+    pub(crate) budget: Option<RetryBudget>,
     /// `(probability, retried)` of 502, disguised 400 and 422 after a service.
     pub(crate) service_failures: [(f64, bool); 3],
     pub(crate) success_share: f64,
@@ -148,6 +151,11 @@ impl FluidModel {
             timeout_s: config.timeout.map(|t| t.as_secs_f64()),
             good_within_s: finite(config.good_within),
             classes: table.classes,
+            budget: config
+                .limiter
+                .as_ref()
+                .and_then(super::support::fleet_budget)
+                .map(|budget| budget.with_reserve_scaled(scale)),
             success_share: 1.0 - service_failures.iter().map(|(p, _)| p).sum::<f64>(),
             service_failures,
             retry_timeouts: config.retry_on.timeout,

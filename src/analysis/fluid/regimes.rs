@@ -10,6 +10,10 @@
 //! - **stuck, growing** (no bound): with f = 0 the attempts a exceed C; the queue grows at a − C;
 //! - **separatrix**: the wait W* where a(W*, 1) = C, the unstable point between the two basins, Q* = C·W*.
 //!
+//! A fleet's ratio budget (share p of requests, reserve m retries/s) grants a share g of the retries asked for,
+//! each class alike: g = 1 while the retries fit under p·λ + m, else the g at which they equal it (the budget's
+//! stationary rate: each second frees the reserve's m on top of the p·λ deposited).
+//!
 //! The healthy and stuck regimes are stable where they exist (dQ/dt = a(W(Q)) − C changes sign through them
 //! downward), the separatrix is not.
 
@@ -45,6 +49,9 @@ pub(crate) struct Regime {
     pub(crate) goodput: f64,
     pub(crate) attempts: f64,
     pub(crate) retries: f64,
+    /// Attempts the server refused (a full queue's 503s), as the simulation's `rejected`.
+    pub(crate) rejected: f64,
+    /// Retries the fleet's budget refused, as the simulation's `refused`.
     pub(crate) refused: f64,
     pub(crate) late: f64,
     pub(crate) queue: f64,
@@ -74,10 +81,11 @@ pub(crate) fn unsupported(model: &FluidModel) -> Option<&'static str> {
     }
 }
 
-/// Attempts per second, and the share of the admitted ones answered in time.
+/// Attempts per second, the share of the admitted ones answered in time, and the retries the budget refused.
 struct Flow {
     attempts: f64,
     on_time: f64,
+    refused: f64,
 }
 
 impl FluidModel {
@@ -97,22 +105,40 @@ impl FluidModel {
         let continued = |n: usize| {
             plain * self.table.step(Failure::Plain, n).retried + refused * self.table.step(Failure::Refused, n).retried
         };
-        let mut reach = 1.0;
-        let mut per_request = 0.0;
-        for n in 1..=self.classes {
-            per_request += reach;
-            reach *= continued(n);
-        }
-        // Classes past the last repeat it: a geometric tail.
-        let last = continued(self.classes);
-        per_request += if reach == 0.0 {
-            0.0
-        } else if last < 1.0 {
-            reach / (1.0 - last) - reach
-        } else {
-            f64::INFINITY
+        // Attempts and retries asked for, per request, when the budget grants the share `grant` of them.
+        let per_request = |grant: f64| {
+            let (mut reach, mut attempts, mut wanted) = (1.0, 0.0, 0.0);
+            for n in 1..=self.classes {
+                attempts += reach;
+                wanted += reach * continued(n);
+                reach *= grant * continued(n);
+            }
+            // Classes past the last repeat it: a geometric tail.
+            let last = continued(self.classes);
+            let tail = if reach == 0.0 {
+                0.0
+            } else if grant * last < 1.0 {
+                reach / (1.0 - grant * last)
+            } else {
+                f64::INFINITY
+            };
+            (attempts + tail, wanted + tail * last)
         };
-        Flow { attempts: rate * per_request, on_time }
+        let grant = match &self.budget {
+            Some(budget) if rate > 0.0 => {
+                let (share, reserve_per_s) = budget.rates();
+                let allowed = share + reserve_per_s / rate;
+                if per_request(1.0).0 - 1.0 <= allowed {
+                    1.0
+                } else {
+                    bisect(0.0, 1.0, 0.0, |grant| per_request(grant).0 - 1.0 > allowed)
+                }
+            }
+            _ => 1.0,
+        };
+        let (attempts, wanted) = per_request(grant);
+        let refused = if grant < 1.0 { rate * wanted * (1.0 - grant) } else { 0.0 };
+        Flow { attempts: rate * attempts, on_time, refused }
     }
 
     fn regime(&self, kind: RegimeKind, rate: f64, wait_s: f64, admitted: f64, busy: f64, capacity: f64) -> Regime {
@@ -130,7 +156,8 @@ impl FluidModel {
             attempts: flow.attempts,
             retries: flow.attempts - rate,
             // An unbounded queue refuses nothing, however fast it grows.
-            refused: if kind == RegimeKind::Growing { 0.0 } else { flow.attempts - served },
+            rejected: if kind == RegimeKind::Growing { 0.0 } else { flow.attempts - served },
+            refused: flow.refused,
             late: served * (1.0 - flow.on_time),
             queue: if kind == RegimeKind::Growing { f64::INFINITY } else { capacity * wait_s },
             wait_s: if kind == RegimeKind::Growing { f64::INFINITY } else { wait_s },

@@ -1,9 +1,10 @@
 //! What the fluid limit can express, decided from a point's configuration: the server model with a burst, open or
-//! closed workload, a constant network delay and no client state beyond the attempt count. Each refusal names the
-//! key that asks for more.
+//! closed workload, a constant network delay and no client state beyond the attempt count, save one ratio budget
+//! kept for the whole fleet. Each refusal names the key that asks for more.
 
 use crate::model::distributions::TimeDistribution;
 use crate::model::server::ServerConfig;
+use crate::policy::limiters::{Limiter, RetryBudget};
 use crate::workload::Arrivals;
 
 /// Why a configuration has no fluid form: the key to change and what to do.
@@ -19,12 +20,24 @@ fn refuse(key: &'static str, message: &str) -> Result<(), Unsupported> {
 
 /// Accepts `config`, or says which key the fluid limit cannot express and why.
 pub(crate) fn check(config: &ServerConfig) -> Result<(), Unsupported> {
-    if config.limiter.is_some() {
-        return refuse(
-            "limiter",
-            "a retry limiter yet: a limiter's books (tokens, ratios, breaker states) are not in the fluid \
-             equations; remove `limiter` (and any preset's), or use `retrylab run`",
-        );
+    match (&config.limiter, config.limiter_instances) {
+        (None, _) => {}
+        (Some(limiter), 1) if fleet_budget(limiter).is_some() => {}
+        (Some(limiter), _) if fleet_budget(limiter).is_some() => {
+            return refuse(
+                "limiter_scope",
+                "a retry budget per client: each client's balance runs out on its own, which the fleet's mean does \
+                 not tell; use limiter_scope = \"fleet\"",
+            );
+        }
+        (Some(_), _) => {
+            return refuse(
+                "limiter",
+                "this retry limiter: of the limiters only a lone ratio budget (limiter = \"budget\" or \"finagle\") \
+                 has a fluid form; the others keep books (tokens, breaker states, in-flight counts) the fluid \
+                 equations lack; use one of those two, remove `limiter` (and any preset's), or use `retrylab run`",
+            );
+        }
     }
     if !matches!(config.network, TimeDistribution::Constant(_)) {
         return refuse(
@@ -52,4 +65,13 @@ pub(crate) fn check(config: &ServerConfig) -> Result<(), Unsupported> {
         return refuse("align", "aligned retries or clock skew: they need each client's clock; remove `align`");
     }
     Ok(())
+}
+
+/// The fleet's ratio budget, when `limiter` is one (the `budget` key's or Finagle's): the one limiter the fluid
+/// keeps, since its books are sums over the fleet.
+pub(crate) fn fleet_budget(limiter: &Limiter) -> Option<&RetryBudget> {
+    match limiter {
+        Limiter::Budget(budget) | Limiter::Finagle(budget) => Some(budget),
+        _ => None,
+    }
 }

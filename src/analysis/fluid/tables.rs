@@ -144,7 +144,8 @@ pub(crate) struct RetryStep {
 pub(crate) struct RetryTable {
     pub(crate) steps: [Vec<RetryStep>; 2],
     /// Attempt classes: `max_attempts`, or with unlimited attempts the first class whose sleep law repeats the
-    /// one before it (the cap reached), at most [`MAX_CLASSES`]; the last class stands for every later one.
+    /// one before it (the cap reached), at most [`MAX_CLASSES`]; the last class stands for every later one. With a
+    /// limiter, at least two: first tries apart.
     pub(crate) classes: usize,
     /// The strategy carries a memory from one sleep to the next (decorrelated jitter, Polly v2): each retry's law
     /// is exact, their correlation within a client is lost.
@@ -213,6 +214,8 @@ impl RetryTable {
                 .find(|&n| (0..2).all(|f| steps[f][n - 1].sleep == steps[f][n - 2].sleep))
                 .map_or(limit, |n| n - 1),
         };
+        // A fleet budget books first tries apart from retries, so first tries keep a class of their own.
+        let classes = if config.limiter.is_some() { classes.max(2.min(limit)) } else { classes };
         RetryTable { steps, classes, correlated: correlated.get() }
     }
 

@@ -94,7 +94,7 @@ fn the_descartes_storm_has_its_closed_form_stuck_point() {
     let stuck = regime(&regimes, RegimeKind::Stuck).expect("a stuck regime");
     let close = |x: f64, expected: f64| (x - expected).abs() <= 0.02 * expected;
     assert!(close(stuck.attempts, 18.507) && close(stuck.retries, 9.207), "{stuck:?}");
-    assert!(close(stuck.refused, 8.507) && close(stuck.late, 10.0) && stuck.goodput < 1e-9, "{stuck:?}");
+    assert!(close(stuck.rejected, 8.507) && close(stuck.late, 10.0) && stuck.goodput < 1e-9, "{stuck:?}");
     assert!(regime(&regimes, RegimeKind::Healthy).is_some_and(|h| (h.goodput - 9.3).abs() < 1e-9));
     let separatrix = regime(&regimes, RegimeKind::Separatrix).expect("a separatrix");
     // 9.3(1 + p + p² + p³) = 10, p = e^(−(4 − W)/0.1): W* = 4 − 0.1 ln(1/p*), Q* = 10 W*.
@@ -106,7 +106,7 @@ fn metafors_stuck_regime_sends_every_attempt() {
     let fluid = point(&scenario_file("metafor-service52"), &["model.faults=\"10s..15s slowdown x5\""], 1000);
     let stuck = regime(&fluid.regimes().unwrap(), RegimeKind::Stuck).expect("stuck");
     assert!((stuck.attempts - 31_000.0).abs() < 1.0 && (stuck.late - 6250.0).abs() < 1.0, "{stuck:?}");
-    assert!((stuck.refused - 24_750.0).abs() < 1.0, "{stuck:?}");
+    assert!((stuck.rejected - 24_750.0).abs() < 1.0, "{stuck:?}");
 }
 
 /// Per-second means of the timeline's `column` over buckets [from, to).
@@ -226,16 +226,104 @@ fn a_scaled_fleet_has_the_same_counts_per_client() {
 }
 
 #[test]
+fn unlimited_attempts_add_their_whole_geometric_tail() {
+    // Half the services answer 502, retried without end: 1/(1 − ½) = 2 attempts per request.
+    let unlimited = MMC.replace("strategy = \"none\"\nmax_attempts = 1", "strategy = \"constant\"\nbase = \"10ms\"");
+    let fluid = point(&unlimited, &["model.error_probability=0.5", "workload.rate=10"], 1000);
+    let healthy = regime(&fluid.regimes().unwrap(), RegimeKind::Healthy).expect("20 attempts/s against 40");
+    assert!((healthy.attempts - 20.0).abs() < 1e-9 && (healthy.goodput - 10.0).abs() < 1e-9, "{healthy:?}");
+    let totals = fluid.integrate().totals;
+    assert!((totals.calls - 2.0 * totals.requests).abs() < 1e-6 * totals.calls, "{totals:?}");
+}
+
+#[test]
+fn a_fleet_budget_holds_the_stuck_storms_retries_to_its_share_of_requests() {
+    let storm = scenario_file("descartes-retry-storm");
+    // Half of 9.3 requests/s may be retried: 4.65/s of the 9.207 the stuck storm asks for.
+    let fluid = point(&storm, &["client.limiter=\"budget\"", "client.budget=0.5"], 1000);
+    let regimes = fluid.regimes().unwrap();
+    let stuck = regime(&regimes, RegimeKind::Stuck).expect("13.95 attempts/s still exceed 10");
+    assert!((stuck.retries - 4.65).abs() < 1e-6 && (stuck.attempts - 13.95).abs() < 1e-6, "{stuck:?}");
+    assert!(stuck.refused > 1.0 && (stuck.rejected - 3.95).abs() < 1e-6, "{stuck:?}");
+    let healthy = regime(&regimes, RegimeKind::Healthy).expect("healthy");
+    assert_eq!((healthy.refused, healthy.retries), (0.0, 0.0));
+    // Finagle's 20% + 10/s allows 11.86/s: more than the storm asks, so nothing changes.
+    let finagle = point(&storm, &["client.limiter=\"finagle\""], 1000);
+    let unbound = regime(&finagle.regimes().unwrap(), RegimeKind::Stuck).expect("stuck");
+    assert!((unbound.retries - 9.207).abs() < 0.01 && unbound.refused == 0.0, "{unbound:?}");
+    assert_eq!(finagle.budget(), Some((0.2, 10.0)));
+}
+
+#[test]
+fn a_fleet_budget_in_a_black_hole_grants_its_share_of_first_tries_plus_its_reserve_each_second() {
+    // Every attempt times out for a minute and would be retried without end: Finagle grants 20% of the 30 first
+    // tries' outcomes per second, plus the 100 retries of its reserve freed over each 10 s: 16 retries/s.
+    let endless = MMC.replace("strategy = \"none\"\nmax_attempts = 1", "strategy = \"constant\"\nbase = \"10ms\"");
+    let set = ["client.limiter=\"finagle\"", "client.timeout=100ms", "model.faults=\"10s..70s black-hole\""];
+    let fluid = point(&endless, &set, 1000);
+    let trajectory = fluid.integrate();
+    let retries = mean_of(&trajectory, "retries", 30, 60);
+    assert!((retries - 16.0).abs() < 0.01 * 16.0, "{retries}");
+    let totals = trajectory.totals;
+    assert!(totals.refused > 0.0 && totals.refused <= totals.gave_up, "{totals:?}");
+    let ended = totals.succeeded + totals.gave_up + totals.failed_permanently;
+    assert!((ended - totals.requests).abs() <= 1e-6 * totals.requests, "{totals:?}");
+    // The reserve scales with the fleet: ten times the fleet, ten times the retries.
+    let config = config_of(&endless, &set);
+    let scaled = FluidPoint::new(&config, StepSettings { scale: 10.0, ..settings(1000) }).unwrap().integrate();
+    assert!((mean_of(&scaled, "retries", 30, 60) - 10.0 * retries).abs() < 1e-6 * retries);
+}
+
+#[test]
+fn a_budget_rescues_the_metastable_service_as_the_simulation_does() {
+    // results/metastable's point at 900 requests/s with a 5 s black hole: without a limiter it sticks; with the
+    // 10% budget it recovers, and the fluid's retries and refusals per request fall inside the simulation's 95%
+    // intervals (8 replicates).
+    let text = scenario_file("metastable");
+    let set = ["workload.rate=900", "model.outage_duration=5s", "sweep.limiter=[\"budget\"]", "replicates=8"];
+    let none = point(&text, &["workload.rate=900", "model.outage_duration=5s", "sweep.limiter=[\"none\"]"], 100);
+    assert_eq!(none.verdict(&none.integrate(), SimDuration::from_millis(100)).stuck, 1.0);
+    let scenario = Scenario::with_overrides("metastable.toml".as_ref(), text.clone(), &set.map(String::from)).unwrap();
+    let planned = plan(&scenario).unwrap();
+    let Configured::Server(config) = &planned[0].config.0 else { panic!("a server point") };
+    let fluid = FluidPoint::new(config, settings(100)).unwrap();
+    let trajectory = fluid.integrate();
+    assert_eq!(fluid.verdict(&trajectory, SimDuration::from_millis(100)).stuck, 0.0);
+    let settings = crate::sweep::SweepSettings::for_scenario(&scenario, Some(1));
+    let runs = crate::sweep::run_sweep(&planned, settings, &|| {}).unwrap();
+    let index = |name: &str| scenario.model.metrics().iter().position(|m| m.name == name).unwrap();
+    let per_request = |name: &str| -> Vec<f64> {
+        runs.iter().map(|run| run.output.metrics[index(name)] / run.output.metrics[index("requests")]).collect()
+    };
+    let totals = trajectory.totals;
+    for (name, fluid_value) in [("retries", totals.retries), ("refused", totals.refused)] {
+        let simulated = crate::stats::Estimate::of(&per_request(name));
+        let fluid_value = fluid_value / totals.requests;
+        let inside = (simulated.lo95..=simulated.hi95).contains(&fluid_value);
+        assert!(inside, "{name}: {fluid_value} against {simulated:?}");
+        assert!(fluid_value > 0.02, "{name} is no small share: {fluid_value}");
+    }
+}
+
+#[test]
 fn what_has_no_fluid_form_is_refused_at_its_key() {
     let cases = [
-        ("client.limiter=\"budget\"", "limiter"),
+        ("client.limiter=\"grpc\"", "limiter"),
+        ("client.limiter=[\"finagle\", \"budget\"]", "limiter"),
+        ("client.limiter_scope=\"client\"", "limiter_scope"),
         ("model.network=\"exponential\"", "network"),
         ("client.deadline=\"10s\"", "deadline"),
         ("model.rate_limit=20", "rate_limit"),
     ];
     for (set, key) in cases {
+        let (limiter, instances) = if key == "limiter_scope" {
+            ("client.limiter=\"budget\"", "client.client_instances=10")
+        } else {
+            ("model.network_delay=1ms", "model.network_delay=1ms")
+        };
         let refusal =
-            FluidPoint::new(&config_of(MMC, &[set, "model.network_delay=1ms"]), settings(1000)).expect_err(set);
+            FluidPoint::new(&config_of(MMC, &[set, "model.network_delay=1ms", limiter, instances]), settings(1000))
+                .expect_err(set);
         assert_eq!(refusal.key, key, "{set}");
         assert!(refusal.message.starts_with("the fluid limit cannot express"), "{}", refusal.message);
     }

@@ -57,6 +57,31 @@ impl RetryBudget {
         let (deposits, withdrawals) = self.seconds.iter().fold((0.0, 0.0), |(d, w), s| (d + s.0, w + s.1));
         self.reserve + self.percent * deposits - withdrawals
     }
+
+    /// Books `requests` first tries' outcomes at `now` (fractional in the fluid limit).
+    pub(crate) fn deposit(&mut self, now: SimTime, requests: f64) {
+        self.advance(now);
+        self.current().0 += requests;
+    }
+
+    /// Grants as many of `wanted` retries at `now` as the balance covers, books them, and returns them: the fluid
+    /// limit's `min(wanted, balance)`, where a client asks for a whole retry and needs a balance of 1.
+    pub(crate) fn withdraw_up_to(&mut self, now: SimTime, wanted: f64) -> f64 {
+        self.advance(now);
+        let granted = wanted.min(self.balance().max(0.0));
+        self.current().1 += granted;
+        granted
+    }
+
+    /// The share of requests that may be retried, and the reserve's retries per second (reserve / window).
+    pub(crate) fn rates(&self) -> (f64, f64) {
+        (self.percent, self.reserve / self.seconds.len() as f64)
+    }
+
+    /// The same budget with its reserve multiplied by `factor`: one budget for `factor` copies of a fleet.
+    pub(crate) fn with_reserve_scaled(&self, factor: f64) -> RetryBudget {
+        RetryBudget { reserve: self.reserve * factor, ..self.clone() }
+    }
 }
 
 impl RetryLimiter for RetryBudget {
@@ -76,7 +101,7 @@ impl RetryLimiter for RetryBudget {
     fn record(&mut self, now: SimTime, outcome: Outcome) {
         self.advance(now);
         if outcome.permit.is_none() {
-            self.current().0 += 1.0;
+            self.deposit(now, 1.0);
         }
     }
 }
