@@ -354,20 +354,3 @@ pub(super) fn pinned_study(
     let fluid = study.fluids.into_iter().next().expect("one point");
     Ok((study.scenario, fluid))
 }
-
-/// Where `present` changes between `low` and `high` (they must differ), to `tolerance`.
-pub(super) fn crossing(low: f64, high: f64, tolerance: f64, present: impl Fn(f64) -> bool) -> f64 {
-    let low_side = present(low);
-    let mut steps = 0;
-    let (mut a, mut b) = (low, high);
-    while b - a > tolerance && steps < 60 {
-        let middle = 0.5 * (a + b);
-        if present(middle) == low_side {
-            a = middle;
-        } else {
-            b = middle;
-        }
-        steps += 1;
-    }
-    0.5 * (a + b)
-}

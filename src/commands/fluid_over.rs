@@ -6,9 +6,9 @@
 use std::io::Write;
 
 use super::boundary::Scale;
-use super::fluid::{FluidOptions, crossing, csv_number, pinned_study, stdout_error};
+use super::fluid::{FluidOptions, csv_number, pinned_study, stdout_error};
 use crate::Error;
-use crate::analysis::fluid::{FluidPoint, RegimeKind, StepSettings};
+use crate::analysis::fluid::{FluidPoint, RegimeKind, StepSettings, bisect};
 use crate::scenario::Scenario;
 
 /// What is known of one probe.
@@ -200,21 +200,15 @@ pub(super) fn measure(
     };
     let regime_tolerance = (high - low) * 1e-6;
     let regime_tolerance = if scale == Scale::Count { 1.0 } else { regime_tolerance };
-    let stuck_regime = find(
-        ends,
-        |s| s.stuck_regime,
-        |v| crossing(low, high, regime_tolerance, |x| probe(x, false).stuck_regime == v),
-    );
+    let stuck_regime =
+        find(ends, |s| s.stuck_regime, |v| bisect(low, high, regime_tolerance, |x| probe(x, false).stuck_regime != v));
     let healthy_regime = find(
         ends,
         |s| s.healthy_regime,
-        |v| crossing(low, high, regime_tolerance, |x| probe(x, false).healthy_regime == v),
+        |v| bisect(low, high, regime_tolerance, |x| probe(x, false).healthy_regime != v),
     );
-    let trajectory = find(
-        ends,
-        |s| s.trajectory_stuck,
-        |v| crossing(low, high, tolerance, |x| probe(x, true).trajectory_stuck == v),
-    );
+    let trajectory =
+        find(ends, |s| s.trajectory_stuck, |v| bisect(low, high, tolerance, |x| probe(x, true).trajectory_stuck != v));
     Ok(Found { ends, stuck_regime, healthy_regime, trajectory })
 }
 

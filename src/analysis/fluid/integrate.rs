@@ -58,9 +58,8 @@ pub(crate) struct Trajectory {
     pub(crate) drained: bool,
 }
 
-/// Ring buffers of future mass, `lanes` of them, indexed by step modulo a power of two longer than any delay.
+/// Ring buffers of future mass, one per lane, indexed by step modulo a power of two longer than any delay.
 struct Rings {
-    lanes: usize,
     mask: usize,
     data: Vec<f64>,
     /// Mass added and not yet taken, over every lane.
@@ -69,14 +68,13 @@ struct Rings {
 
 impl Rings {
     fn new(lanes: usize, length: usize) -> Rings {
-        Rings { lanes, mask: length - 1, data: vec![0.0; lanes * length], pending: 0.0 }
+        Rings { mask: length - 1, data: vec![0.0; lanes * length], pending: 0.0 }
     }
 
     /// Adds `mass` to `lane` at `at` steps (fractional), on the nearest step and never before `earliest`. Step s
     /// acts at time s·h and stands for [s − ½, s + ½)·h: a delay that is a whole number of steps lands exactly, any
     /// other is late or early by half a step at most and on average not at all.
     fn add(&mut self, lane: usize, at: f64, mass: f64, earliest: usize) {
-        debug_assert!(lane < self.lanes);
         if mass == 0.0 {
             return;
         }
@@ -189,14 +187,16 @@ impl<'m> Stepper<'m> {
     }
 
     fn count_in(&mut self, series: usize, bucket: usize, mass: f64) {
-        if self.rows.len() <= bucket {
-            self.rows.resize(bucket + 1, [0.0; 7]);
-        }
-        self.rows[bucket][series] += mass;
+        self.bucket_row(bucket)[series] += mass;
     }
 
+    /// The row of the bucket that holds `step`.
     fn row(&mut self, step: usize) -> &mut [f64; 7] {
-        let bucket = step / self.model.steps_per_bucket;
+        self.bucket_row(step / self.model.steps_per_bucket)
+    }
+
+    /// The row of `bucket`, the rows grown to hold it.
+    fn bucket_row(&mut self, bucket: usize) -> &mut [f64; 7] {
         if self.rows.len() <= bucket {
             self.rows.resize(bucket + 1, [0.0; 7]);
         }

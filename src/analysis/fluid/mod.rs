@@ -18,7 +18,6 @@ mod tables;
 
 pub(crate) use integrate::{SERIES, Trajectory};
 pub(crate) use model::StepSettings;
-#[cfg(test)]
 pub(crate) use regimes::bisect;
 pub(crate) use regimes::{Regime, RegimeKind, Regimes};
 
