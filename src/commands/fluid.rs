@@ -213,6 +213,10 @@ fn trajectory_lines(study: &Study, fluid: &FluidPoint, trajectory: &Trajectory) 
         number(trajectory.end_s),
         if trajectory.drained { ", drained" } else { ", stopped at the step limit before draining" }
     );
+    if trajectory.thinking > 0.0 {
+        // A closed workload: once drained, every client is back to thinking.
+        text.push_str(&format!("    clients thinking at the end: {}\n", number(trajectory.thinking)));
+    }
     text.push_str(&format!(
         "    requests {}, calls {} (amplification {}), retries {}, succeeded {} (success_rate {}), gave_up {}, \
          failed_permanently {}, timeouts {}, rejected {}, late {}{}\n",

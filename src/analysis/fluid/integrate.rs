@@ -56,6 +56,8 @@ pub(crate) struct Trajectory {
     pub(crate) end_s: f64,
     /// False when the step limit came before the system drained.
     pub(crate) drained: bool,
+    /// A closed workload's clients thinking at the end: all of them once drained.
+    pub(crate) thinking: f64,
 }
 
 /// Ring buffers of future mass, one per lane, indexed by step modulo a power of two longer than any delay.
@@ -225,6 +227,7 @@ impl<'m> Stepper<'m> {
             totals: self.totals,
             end_s: step as f64 * model.step_s,
             drained,
+            thinking: self.thinking,
         }
     }
 

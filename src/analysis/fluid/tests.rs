@@ -164,21 +164,28 @@ fn metafors_cut_tips_the_fluid_between_the_committed_bracket_and_the_first_order
 
 #[test]
 fn every_request_ends_once_and_every_call_is_a_first_try_or_a_retry() {
-    // The last case is a closed workload of 50 clients thinking 1 s, three attempts of 150 ms each.
+    // The last case is a closed workload of 50 clients thinking 1 s, three attempts of 150 ms each, at a queue of
+    // two places whose 503s are retried: every client comes back to think, whichever way its request ended.
     let cases: [(&str, &[&str]); 6] = [
         (MMC, &["client.max_attempts=4", "model.queue_limit=10", "workload.rate=60", "client.timeout=300ms"]),
         (MMC, &["client.max_attempts=3", "model.error_probability=0.2", "model.permanent_probability=0.1"]),
         (MMC, &["client.max_attempts=5", "client.timeout=1s", "model.faults=\"10s..20s black-hole\""]),
         (MMC, &["client.max_attempts=5", "model.faults=\"10s..20s fail-fast, 30s..31s reset\""]),
         (MMC, &["client.max_attempts=3", "client.timeout=200ms", "client.on_timeout=\"cancel\"", "workload.rate=45"]),
-        (MMC, &[]),
+        (MMC, &["model.queue_limit=2"]),
     ];
     let closed = MMC
         .replace("kind = \"open\"\nrate = 30", "kind = \"closed\"\nclients = 50\nthink_time = \"1s\"")
         .replace("max_attempts = 1", "max_attempts = 3\ntimeout = \"150ms\"");
-    for (text, set) in cases {
-        let text = if set.is_empty() { closed.as_str() } else { text };
-        let totals = point(text, set, 1000).integrate().totals;
+    for (index, (text, set)) in cases.into_iter().enumerate() {
+        let is_closed = index == cases.len() - 1;
+        let text = if is_closed { closed.as_str() } else { text };
+        let trajectory = point(text, set, 1000).integrate();
+        let totals = trajectory.totals;
+        if is_closed {
+            assert!(totals.rejected > 1.0 && totals.gave_up > 1.0, "503s retried and given up: {totals:?}");
+            assert!((trajectory.thinking - 50.0).abs() < 1e-6, "{}", trajectory.thinking);
+        }
         let ended = totals.succeeded + totals.gave_up + totals.failed_permanently;
         assert!((ended - totals.requests).abs() <= 1e-6 * totals.requests, "{set:?}: {totals:?}");
         assert!((totals.calls - totals.requests - totals.retries).abs() <= 1e-6 * totals.calls, "{set:?}: {totals:?}");
@@ -260,10 +267,17 @@ fn a_fleet_budget_in_a_black_hole_grants_its_share_of_first_tries_plus_its_reser
     // tries' outcomes per second, plus the 100 retries of its reserve freed over each 10 s: 16 retries/s.
     let endless = MMC.replace("strategy = \"none\"\nmax_attempts = 1", "strategy = \"constant\"\nbase = \"10ms\"");
     let set = ["client.limiter=\"finagle\"", "client.timeout=100ms", "model.faults=\"10s..70s black-hole\""];
+    // The same where a queue of five serves nothing: the failures are its 503s as well as timeouts.
+    let full = ["client.limiter=\"finagle\"", "client.timeout=100ms", "model.faults=\"10s..70s slowdown x1000\""];
+    let jammed = point(&endless, &[&full[..], &["model.queue_limit=5"]].concat(), 1000).integrate();
+    assert!(mean_of(&jammed, "rejected", 30, 60) > 16.0, "503s as well as timeouts");
     let fluid = point(&endless, &set, 1000);
     let trajectory = fluid.integrate();
+    for run in [&trajectory, &jammed] {
+        let retries = mean_of(run, "retries", 30, 60);
+        assert!((retries - 16.0).abs() < 0.01 * 16.0, "{retries}");
+    }
     let retries = mean_of(&trajectory, "retries", 30, 60);
-    assert!((retries - 16.0).abs() < 0.01 * 16.0, "{retries}");
     let totals = trajectory.totals;
     assert!(totals.refused > 0.0 && totals.refused <= totals.gave_up, "{totals:?}");
     let ended = totals.succeeded + totals.gave_up + totals.failed_permanently;
