@@ -94,23 +94,31 @@ pub fn rare(options: &RareOptions, stdout: &mut dyn Write) -> Result<(), Error> 
         pilot_seed: seed_of(u32::MAX),
     };
     let report = match options.threads {
-        None => rare::estimate(&setup),
+        None => estimate(options, &setup),
         Some(threads) => rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .map_err(|e| Error::Threads(e.to_string()))?
-            .install(|| rare::estimate(&setup)),
-    };
-    crate::interrupt::check()?;
-    let report = report.map_err(|Short::Budget { needed, why }| {
-        Error::Usage(format!("--budget {}: {why}; raise --budget to about {needed}", options.budget))
-    })?;
+            .install(|| estimate(options, &setup)),
+    }?;
     let text = if options.csv {
         csv(&study, &setup, &report)
     } else {
         human(&study, &setup, &report, (master, &options.within))
     };
     stdout.write_all(text.as_bytes()).map_err(stdout_error)
+}
+
+/// Plans, then runs every replication.
+fn estimate(options: &RareOptions, setup: &Setup<'_>) -> Result<Report, Error> {
+    let plan = rare::plan(setup, None);
+    crate::interrupt::check()?;
+    let plan = plan.map_err(|Short::Budget { needed, why }| {
+        Error::Usage(format!("--budget {}: {why}; raise --budget to about {needed}", options.budget))
+    })?;
+    let none = vec![None; setup.replication_seeds.len()];
+    let replications = rare::replications(setup, &plan.design, none, &|_, _| Ok(()))?;
+    Ok(rare::report(setup, &plan, replications))
 }
 
 /// `auto`, or strictly rising levels above 0.
