@@ -179,6 +179,7 @@ fn rare_resume_runs_only_the_missing_replications_and_prints_what_an_uninterrupt
     let (code, stdout, stderr) = rare_in(dir.path(), &["--resume", "--threads", "1"]);
     assert_eq!((code, stdout.as_str()), (0, reference.as_str()), "{stderr}");
     assert!(stderr.contains("resuming from results/mm1/rare: 8 of 10 replications already done"), "{stderr}");
+    assert!(!stderr.contains("warning"), "a missing file is no damaged one: {stderr}");
     assert_eq!(listing(&kept), expected, "the missing files are written again");
 
     // Nothing left to run: the kept replications are read, not run again (a changed one changes the estimate).
@@ -201,7 +202,8 @@ fn rare_resume_runs_only_the_missing_replications_and_prints_what_an_uninterrupt
 #[test]
 fn rare_resume_refuses_another_study_and_leaves_its_folder_as_it_was() {
     let (dir, _) = mm1();
-    assert_eq!(rare_in(dir.path(), &["--out", "kept"]).0, 0);
+    let (code, _, stderr) = rare_in(dir.path(), &["--out", "kept"]);
+    assert_eq!((code, stderr.as_str()), (0, ""), "a first estimate has no note or warning");
     let kept = dir.path().join("kept");
     let before = snapshot(&kept);
     let refused = |extra: &[&str], needles: &[&str]| {
@@ -246,33 +248,53 @@ fn rare_resume_refuses_another_study_and_leaves_its_folder_as_it_was() {
     }
 }
 
-#[test]
-fn ctrl_c_keeps_the_finished_replications_and_the_printed_command_finishes_the_estimate() {
-    let (dir, _) = mm1();
-    let args = ["rare", "mm1.toml", "--within", "10s", "--event", "queue>=10", "--budget", "100000", "--threads", "1"];
-    let reference = retrylab().current_dir(dir.path()).args(args).output().unwrap();
-    assert!(reference.status.success(), "{}", String::from_utf8_lossy(&reference.stderr));
+/// Long enough to interrupt: a pilot of about 0.4 s, then ten replications of about 0.1 s each, on one thread.
+const SLOW_RARE: [&str; 10] =
+    ["rare", "mm1.toml", "--within", "10s", "--event", "queue>=10", "--budget", "100000", "--threads", "1"];
 
+/// Starts SLOW_RARE into `dir`/kept and sends SIGINT once `ready` holds of the folder's files.
+fn interrupted(dir: &Path, ready: impl Fn(&[String]) -> bool) -> (Option<i32>, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_retrylab"))
-        .current_dir(dir.path())
-        .args(args)
+        .current_dir(dir)
+        .args(SLOW_RARE)
         .args(["--out", "kept"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let kept = dir.path().join("kept");
     let started = Instant::now();
-    while !listing(&kept).iter().any(|name| name.starts_with("rep-")) {
-        assert!(child.try_wait().unwrap().is_none(), "the estimate ended before its first replication was kept");
-        assert!(started.elapsed() < Duration::from_secs(300), "no replication kept in 300 s");
+    while !ready(&listing(&dir.join("kept"))) {
+        assert!(child.try_wait().unwrap().is_none(), "the estimate ended first");
+        assert!(started.elapsed() < Duration::from_secs(300), "nothing kept in 300 s");
         std::thread::sleep(Duration::from_millis(2));
     }
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let output = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(output.status.code(), Some(130), "{stderr}");
-    assert!(output.stdout.is_empty(), "no estimate from an interrupted run");
+    let text = |bytes: Vec<u8>| String::from_utf8(bytes).unwrap();
+    (output.status.code(), text(output.stdout), text(output.stderr))
+}
+
+#[test]
+fn ctrl_c_during_the_pilot_keeps_nothing_and_prints_no_command() {
+    let (dir, _) = mm1();
+    let (code, stdout, stderr) = interrupted(dir.path(), |names| names.iter().any(|name| name == "study.json"));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(stderr.contains("mm1: interrupted by SIGINT before the pilot finished; nothing kept"), "{stderr}");
+    assert!(!stderr.contains("resume with"), "{stderr}");
+    assert_eq!(listing(&dir.path().join("kept")), [".lock", "study.json"], "a pilot cut short is not kept");
+}
+
+#[test]
+fn ctrl_c_keeps_the_finished_replications_and_the_printed_command_finishes_the_estimate() {
+    let (dir, _) = mm1();
+    let reference = retrylab().current_dir(dir.path()).args(SLOW_RARE).output().unwrap();
+    assert!(reference.status.success(), "{}", String::from_utf8_lossy(&reference.stderr));
+
+    let (code, stdout, stderr) = interrupted(dir.path(), |names| names.iter().any(|name| name.starts_with("rep-")));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stdout.is_empty(), "no estimate from an interrupted run");
+    let kept = dir.path().join("kept");
     let reps = listing(&kept).into_iter().filter(|name| name.starts_with("rep-")).count();
     assert!((1..10).contains(&reps), "{reps} replications kept");
     let kept_line = format!("mm1: interrupted by SIGINT; kept the pilot and {reps} of 10 replications in kept");
