@@ -182,6 +182,18 @@ fn rare_resume_runs_only_the_missing_replications_and_prints_what_an_uninterrupt
     assert!(!stderr.contains("warning"), "a missing file is no damaged one: {stderr}");
     assert_eq!(listing(&kept), expected, "the missing files are written again");
 
+    // Interrupted just after the pilot: only the pilot is read back.
+    let reps: Vec<_> = (0..10).map(|r| std::fs::read(kept.join(format!("rep-{r}.json"))).unwrap()).collect();
+    for r in 0..10 {
+        std::fs::remove_file(kept.join(format!("rep-{r}.json"))).unwrap();
+    }
+    let (code, stdout, stderr) = rare_in(dir.path(), &["--resume"]);
+    assert_eq!((code, stdout.as_str()), (0, reference.as_str()), "{stderr}");
+    assert!(stderr.contains("resuming from results/mm1/rare: the pilot and 0 of 10 replications"), "{stderr}");
+    for (r, bytes) in reps.iter().enumerate() {
+        assert_eq!(&std::fs::read(kept.join(format!("rep-{r}.json"))).unwrap(), bytes, "rep-{r}.json as before");
+    }
+
     // Nothing left to run: the kept replications are read, not run again (a changed one changes the estimate).
     let (code, stdout, stderr) = rare_in(dir.path(), &["--resume"]);
     assert_eq!((code, stdout.as_str()), (0, reference.as_str()), "{stderr}");

@@ -290,13 +290,10 @@ impl Folder {
         self.dir.join(format!("rep-{index}.json"))
     }
 
-    /// The pilot and replication files in the folder.
+    /// The pilot and replication files in the folder (made by [`Folder::open`]).
     fn files(&self) -> Result<Vec<PathBuf>, Error> {
-        let entries = match fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(Error::OutputFolder { path: self.dir.clone(), source }),
-        };
+        let entries =
+            fs::read_dir(&self.dir).map_err(|source| Error::OutputFolder { path: self.dir.clone(), source })?;
         let ours = |name: &str| name == PILOT_FILE || (name.starts_with("rep-") && name.ends_with(".json"));
         Ok(entries
             .filter_map(Result::ok)
