@@ -477,11 +477,13 @@ pub enum Command {
         requests) first reaches each level; levels come from a pilot at the 0.8 quantile of each stage's maxima \
         unless --levels gives them. The interval is Student's t over --replications independent estimates. \
         Events: stuck and tipped (the verdict, judged from the trigger's end, or from warmup without one), \
-        queue>=N, or a condition on the run's metrics. The scenario's duration becomes the horizon. See docs/rare.md.\n\n\
+        queue>=N, or a condition on the run's metrics. The scenario's duration becomes the horizon. With --resume \
+        (or --out) each finished replication is kept, so the same command goes on after Ctrl-C. See docs/rare.md.\n\n\
         Examples:\n  \
         retrylab rare scenarios/rare-storm.toml --within 1h\n  \
         retrylab rare scenarios/rare-storm.toml --within 10min --event 'queue>=30' --budget 40000\n  \
-        retrylab rare scenarios/rare-storm.toml --within 1h --event 'success_rate <= 0.5' --csv > rare.csv")]
+        retrylab rare scenarios/rare-storm.toml --within 1h --event 'success_rate <= 0.5' --csv > rare.csv\n  \
+        retrylab rare scenarios/rare-storm.toml --within 1h --budget 40000 --resume   # after Ctrl-C, run it again")]
     Rare(RareArgs),
 }
 
@@ -522,6 +524,15 @@ pub struct RareArgs {
     /// Print one CSV row (with its header) instead of the report.
     #[arg(long)]
     csv: bool,
+    /// Keep the pilot's levels and each finished replication in DIR (rep-<r>.json), for --resume [default with
+    /// --resume: results/<scenario stem>/rare].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Keep each finished replication, and skip those an interrupted estimate of the same study kept. Refused if
+    /// that estimate had another scenario text, --set, seed, --within, --event, --importance, --levels, --budget,
+    /// --replications or retrylab version.
+    #[arg(long)]
+    resume: bool,
 }
 
 impl RareArgs {
@@ -542,6 +553,8 @@ impl RareArgs {
             set: self.set,
             threads: self.threads.map(usize::from),
             csv: self.csv,
+            out: self.out,
+            resume: self.resume,
         }
     }
 }

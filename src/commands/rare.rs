@@ -1,20 +1,27 @@
 //! `retrylab rare`: the probability that one point of a server scenario reaches an event within a horizon, by
 //! multilevel splitting (src/analysis/rare/), with its interval, its cost in engine events and brute force's.
-//! Everything that cannot work is refused before any run, at the key or flag to change.
+//! Everything that cannot work is refused before any run, at the key or flag to change. With `--out` or `--resume`
+//! the pilot and each replication are kept as they finish (`checkpoint`), so an interrupted estimate goes on.
+
+mod checkpoint;
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::fluid::stdout_error;
+use super::{OutputKind, check_output_path};
 use crate::Error;
-use crate::analysis::rare::{self, Event, EventError, Report, Setup, Short};
+use crate::analysis::rare::{self, Event, EventError, Replication, Report, Setup, Short};
 use crate::engine::mix64;
 use crate::model::server::ServerConfig;
 use crate::model::server::branch::Importance;
 use crate::model::{Configured, ModelKind};
+use crate::report::sha256_hex;
 use crate::scenario::{PlannedPoint, Scenario, plan};
 use crate::time::{SimDuration, SimTime, parse_duration};
 use crate::workload::Arrivals;
+use checkpoint::{Folder, Stored};
 
 /// The most replications `--replications` takes.
 pub const MAX_REPLICATIONS: u32 = 1_000;
@@ -46,6 +53,10 @@ pub struct RareOptions {
     pub set: Vec<String>,
     pub threads: Option<usize>,
     pub csv: bool,
+    /// Keep the pilot and each finished replication in this folder.
+    pub out: Option<PathBuf>,
+    /// Start from what an earlier estimate of the same study kept (in `out`, or `results/<stem>/rare`).
+    pub resume: bool,
 }
 
 /// A point checked for splitting, with what the estimate needs.
@@ -57,7 +68,8 @@ struct Study {
     event: Event,
 }
 
-/// `retrylab rare`: checks everything, runs the pilot and the replications, prints the report or one CSV row.
+/// `retrylab rare`: checks everything, runs the pilot and the replications (keeping them with `--out` or
+/// `--resume`), prints the report or one CSV row.
 pub fn rare(options: &RareOptions, stdout: &mut dyn Write) -> Result<(), Error> {
     let within = match parse_duration(&options.within) {
         Ok(within) if within > SimDuration::ZERO => within,
@@ -93,24 +105,125 @@ pub fn rare(options: &RareOptions, stdout: &mut dyn Write) -> Result<(), Error> 
         replication_seeds: (0..options.replications).map(seed_of).collect(),
         pilot_seed: seed_of(u32::MAX),
     };
+    let folder = folder(options, &study, &setup, master)?;
     let report = match options.threads {
-        None => rare::estimate(&setup),
+        None => estimate(options, &study, &setup, folder.as_ref()),
         Some(threads) => rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .map_err(|e| Error::Threads(e.to_string()))?
-            .install(|| rare::estimate(&setup)),
-    };
-    crate::interrupt::check()?;
-    let report = report.map_err(|Short::Budget { needed, why }| {
-        Error::Usage(format!("--budget {}: {why}; raise --budget to about {needed}", options.budget))
-    })?;
+            .install(|| estimate(options, &study, &setup, folder.as_ref())),
+    }?;
     let text = if options.csv {
         csv(&study, &setup, &report)
     } else {
         human(&study, &setup, &report, (master, &options.within))
     };
     stdout.write_all(text.as_bytes()).map_err(stdout_error)
+}
+
+/// The folder that `--out` or `--resume` keeps the work in (`None` without either), checked before any run.
+fn folder(options: &RareOptions, study: &Study, setup: &Setup<'_>, master: u64) -> Result<Option<Folder>, Error> {
+    if options.out.is_none() && !options.resume {
+        return Ok(None);
+    }
+    let dir = options.out.clone().unwrap_or_else(|| super::default_out_dir(&study.scenario).join("rare"));
+    let argument = if options.out.is_some() { "--out" } else { "the output folder" };
+    check_output_path(argument, &dir, OutputKind::Folder)?;
+    let record = checkpoint::Study {
+        retrylab_version: env!("CARGO_PKG_VERSION").to_owned(),
+        scenario_name: study.scenario.name.clone(),
+        scenario_sha256: sha256_hex(study.scenario.source.as_bytes()),
+        overrides: options.set.clone(),
+        seed: master,
+        within: (study.horizon - SimTime::ZERO).to_string(),
+        event: study.event.describe(),
+        importance: setup.importance.name().to_owned(),
+        levels: setup.levels.as_ref().map_or_else(|| "auto".to_owned(), |levels| join(levels, ",")),
+        budget: options.budget,
+        replications: options.replications,
+    };
+    let folder = Folder::new(dir, record);
+    folder.check(options.resume)?;
+    Ok(Some(folder))
+}
+
+/// Plans and runs the estimate; with a folder, keeps the pilot and each replication there as they finish, and
+/// with `--resume` starts from what an earlier estimate of the study kept.
+fn estimate(options: &RareOptions, study: &Study, setup: &Setup<'_>, folder: Option<&Folder>) -> Result<Report, Error> {
+    let count = setup.replication_seeds.len();
+    let stored = match folder {
+        Some(folder) if options.resume => folder.stored(&setup.replication_seeds)?,
+        _ => Stored { pilot: None, replications: (0..count).map(|_| None).collect() },
+    };
+    let _lock = folder.map(|folder| folder.open(options.resume)).transpose()?;
+    let had_pilot = stored.pilot.is_some();
+    if let Some(folder) = folder.filter(|_| options.resume) {
+        match stored.replications.iter().flatten().count() {
+            0 if !had_pilot => eprintln!("note: nothing to resume in {}; starting afresh", folder.dir.display()),
+            done => eprintln!(
+                "note: resuming from {}: {}{done} of {count} replications already done",
+                folder.dir.display(),
+                if had_pilot { "the pilot and " } else { "" }
+            ),
+        }
+    }
+    // A signal ends the estimate with what the folder holds and how to go on.
+    let interrupted = |signal: i32, pilot: bool, kept: usize| {
+        let name = crate::interrupt::name(signal);
+        let scenario = &study.scenario.name;
+        let (message, resumable) = match folder {
+            None => (
+                format!(
+                    "{scenario}: interrupted by {name}; nothing kept (with --resume each finished replication is \
+                     kept, and the same command goes on from it)"
+                ),
+                false,
+            ),
+            Some(_) if !pilot && kept == 0 => {
+                (format!("{scenario}: interrupted by {name} before the pilot finished; nothing kept"), false)
+            }
+            Some(folder) => (
+                format!(
+                    "{scenario}: interrupted by {name}; kept {}{kept} of {count} replications in {}",
+                    if pilot { "the pilot and " } else { "" },
+                    folder.dir.display()
+                ),
+                true,
+            ),
+        };
+        Error::Interrupted { signal, message, resumable }
+    };
+    let planned = rare::plan(setup, stored.pilot);
+    if let Some(signal) = crate::interrupt::requested() {
+        return Err(interrupted(signal, had_pilot, stored.replications.iter().flatten().count()));
+    }
+    let plan = planned.map_err(|Short::Budget { needed, why }| {
+        Error::Usage(format!("--budget {}: {why}; raise --budget to about {needed}", options.budget))
+    })?;
+    let done = match folder {
+        Some(folder) => {
+            if !had_pilot {
+                folder.keep_pilot(&plan.pilot)?;
+            }
+            folder.fit(stored.replications, &plan.design)
+        }
+        None => vec![None; count],
+    };
+    let already = done.iter().flatten().count();
+    let saved = AtomicUsize::new(0);
+    let keep = |index: usize, replication: &Replication| {
+        if let Some(folder) = folder {
+            folder.keep(index, setup.replication_seeds[index], &plan.design, replication)?;
+            saved.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    };
+    let replications = rare::replications(setup, &plan.design, done, &keep).map_err(|error| match error {
+        Error::Interrupted { signal, .. } => interrupted(signal, true, already + saved.load(Ordering::Relaxed)),
+        other => other,
+    })?;
+    Ok(rare::report(setup, &plan, replications))
 }
 
 /// `auto`, or strictly rising levels above 0.

@@ -304,7 +304,7 @@ pub(crate) fn check_point(
 
 /// Takes the folder's advisory lock, refusing when another live process holds it. Where the filesystem cannot
 /// lock (some network filesystems), runs without one.
-fn lock(dir: &Path) -> Result<Option<fs::File>, Error> {
+pub(crate) fn lock(dir: &Path) -> Result<Option<fs::File>, Error> {
     let path = dir.join(".lock");
     let file = fs::File::create(&path).map_err(|source| Error::OutputFolder { path: dir.to_owned(), source })?;
     match file.try_lock() {

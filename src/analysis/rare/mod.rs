@@ -11,8 +11,10 @@ mod tests;
 use rayon::prelude::*;
 
 pub(crate) use event::{Event, EventError};
-use splitting::{Design, Pilot, PilotGoal, PilotShort, Replication, Splittable};
+pub(crate) use splitting::{Design, Pilot, Replication};
+use splitting::{PilotGoal, PilotShort, Splittable};
 
+use crate::Error;
 use crate::engine::{RunSeeds, mix64};
 use crate::model::server::ServerConfig;
 use crate::model::server::branch::{Branch, Importance, Stop};
@@ -149,15 +151,28 @@ fn target_level(setup: &Setup<'_>) -> Option<u64> {
     }
 }
 
-/// Runs the pilot (auto levels) or a short calibration (explicit levels), then the replications; a budget that
-/// cannot reach the event with at least [`MIN_EFFORT`] trajectories per stage is refused with the budget that would.
-pub(crate) fn estimate(setup: &Setup<'_>) -> Result<Report, Short> {
-    let rules = Rules {
+/// The design of the main run, and the pilot (or calibration) it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Plan {
+    pub(crate) design: Design,
+    pub(crate) pilot: Pilot,
+}
+
+/// What every trajectory of `setup` shares.
+fn rules(setup: &Setup<'_>) -> Rules {
+    Rules {
         horizon: setup.horizon,
         max_events: setup.max_events,
         event: setup.event.clone(),
         metrics: crate::model::ModelKind::Server.metrics().iter().map(|m| m.name).collect(),
-    };
+    }
+}
+
+/// Runs the pilot (auto levels) or a short calibration (explicit levels), unless `stored` holds the one an
+/// earlier estimate of the same setup ran, and fixes the design; a budget that cannot reach the event with at
+/// least [`MIN_EFFORT`] trajectories per stage is refused with the budget that would.
+pub(crate) fn plan(setup: &Setup<'_>, stored: Option<Pilot>) -> Result<Plan, Short> {
+    let rules = rules(setup);
     let start = |seed: u64| ServerPath {
         branch: Branch::start(setup.config, run_seeds(seed), setup.bucket, setup.importance),
         rules: &rules,
@@ -175,14 +190,19 @@ pub(crate) fn estimate(setup: &Setup<'_>) -> Result<Report, Short> {
             let goal =
                 PilotGoal { target, cap: Some(0), effort: (setup.budget / 20).clamp(10, 200), max_runs: usize::MAX };
             check_budget(setup.budget, replications, stages, goal.effort)?;
-            let pilot = splitting::pilot(&start, goal, setup.pilot_seed).expect("a calibration places no level");
+            let pilot = stored.unwrap_or_else(|| {
+                splitting::pilot(&start, goal, setup.pilot_seed).expect("a calibration places no level")
+            });
             (levels, pilot)
         }
         None => {
             let max_runs = setup.budget / 5;
             let effort = (max_runs / 12).clamp(MIN_EFFORT, MAX_PILOT_EFFORT);
             let goal = PilotGoal { target, cap: setup.cap, effort, max_runs };
-            let pilot = splitting::pilot(&start, goal, setup.pilot_seed).map_err(|short| pilot_short(setup, short))?;
+            let pilot = match stored {
+                Some(pilot) => pilot,
+                None => splitting::pilot(&start, goal, setup.pilot_seed).map_err(|short| pilot_short(setup, short))?,
+            };
             (pilot.levels.clone(), pilot)
         }
     };
@@ -203,9 +223,48 @@ pub(crate) fn estimate(setup: &Setup<'_>) -> Result<Report, Short> {
             ),
         });
     }
-    let runs: Vec<Replication> =
-        setup.replication_seeds.par_iter().map(|&seed| splitting::replicate(&start, &design, seed)).collect();
-    Ok(report(&design, runs, &pilot, setup.levels.is_none()))
+    Ok(Plan { design, pilot })
+}
+
+/// Every replication of `design`, in order: those in `done` as they are, the others run in parallel, each
+/// passed to `keep` as soon as it finishes. Once a signal asks the process to stop, no replication starts and
+/// none finished under it is kept: the result is [`Error::Interrupted`].
+pub(crate) fn replications(
+    setup: &Setup<'_>,
+    design: &Design,
+    done: Vec<Option<Replication>>,
+    keep: &(dyn Fn(usize, &Replication) -> Result<(), Error> + Sync),
+) -> Result<Vec<Replication>, Error> {
+    let rules = rules(setup);
+    let start = |seed: u64| ServerPath {
+        branch: Branch::start(setup.config, run_seeds(seed), setup.bucket, setup.importance),
+        rules: &rules,
+    };
+    assert_eq!(done.len(), setup.replication_seeds.len(), "one slot per replication");
+    done.into_par_iter()
+        .zip(&setup.replication_seeds)
+        .enumerate()
+        .map(|(index, (done, &seed))| {
+            if let Some(replication) = done {
+                return Ok(replication);
+            }
+            crate::interrupt::check()?;
+            let replication = splitting::replicate(&start, design, seed);
+            // A run a signal ended early is no estimate.
+            crate::interrupt::check()?;
+            keep(index, &replication)?;
+            Ok(replication)
+        })
+        .collect()
+}
+
+/// Plans, then runs every replication (tests; the command keeps each as it finishes).
+#[cfg(test)]
+pub(crate) fn estimate(setup: &Setup<'_>) -> Result<Report, Short> {
+    let plan = plan(setup, None)?;
+    let none = vec![None; setup.replication_seeds.len()];
+    let replications = replications(setup, &plan.design, none, &|_, _| Ok(())).expect("no signal in tests");
+    Ok(report(setup, &plan, replications))
 }
 
 /// Refuses, before any work, a budget that cannot give each of `stages` stages [`MIN_EFFORT`] trajectories.
@@ -249,7 +308,8 @@ fn pilot_short(setup: &Setup<'_>, short: PilotShort) -> Short {
 }
 
 /// The estimate, its interval, the stage probabilities and the costs.
-fn report(design: &Design, replications: Vec<Replication>, pilot: &Pilot, auto_levels: bool) -> Report {
+pub(crate) fn report(setup: &Setup<'_>, plan: &Plan, replications: Vec<Replication>) -> Report {
+    let (design, pilot) = (&plan.design, &plan.pilot);
     let estimates: Vec<f64> = replications.iter().map(|r| r.estimate).collect();
     let estimate = Estimate::within(&estimates, crate::stats::Support::Within { min: 0.0, max: 1.0 });
     let p = estimate.mean;
@@ -269,7 +329,7 @@ fn report(design: &Design, replications: Vec<Replication>, pilot: &Pilot, auto_l
     let variance_ratio = (p * (1.0 - p) * run_events / spent) / splitting_variance;
     Report {
         levels: design.levels.clone(),
-        auto_levels,
+        auto_levels: setup.levels.is_none(),
         effort: design.effort,
         replications,
         estimate,
