@@ -287,7 +287,7 @@ fn interrupted(dir: &Path, ready: impl Fn(&[String]) -> bool) -> (Option<i32>, S
 }
 
 #[test]
-fn ctrl_c_during_the_pilot_keeps_nothing_and_prints_no_command() {
+fn ctrl_c_during_the_pilot_keeps_nothing_and_after_it_keeps_the_pilot() {
     let (dir, _) = mm1();
     let (code, stdout, stderr) = interrupted(dir.path(), |names| names.iter().any(|name| name == "study.json"));
     assert_eq!(code, Some(130), "{stderr}");
@@ -295,6 +295,12 @@ fn ctrl_c_during_the_pilot_keeps_nothing_and_prints_no_command() {
     assert!(stderr.contains("mm1: interrupted by SIGINT before the pilot finished; nothing kept"), "{stderr}");
     assert!(!stderr.contains("resume with"), "{stderr}");
     assert_eq!(listing(&dir.path().join("kept")), [".lock", "study.json"], "a pilot cut short is not kept");
+
+    // Stopped once the pilot is kept, before any replication: the pilot alone is worth resuming from.
+    let (code, _, stderr) = interrupted(dir.path(), |names| names.iter().any(|name| name == "pilot.json"));
+    assert_eq!(code, Some(130), "{stderr}");
+    let line = "interrupted by SIGINT; kept the pilot and 0 of 10 replications in kept; resume with:";
+    assert!(stderr.contains(line), "{stderr}");
 }
 
 #[test]
