@@ -379,7 +379,8 @@ pub(crate) fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Opt
         .map_err(|e| Error::Results { path: path.to_owned(), message: format!("unreadable shard file: {e}") })
 }
 
-fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
+/// Pretty JSON with a final newline, as every checkpoint file is written.
+pub(crate) fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
     let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
     bytes.push(b'\n');
     bytes

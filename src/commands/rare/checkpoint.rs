@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::Error;
 use crate::analysis::rare::{Design, Pilot, Replication};
 use crate::report::{atomic, sha256_hex};
+use crate::shard::folder::to_json;
 
 pub(super) const STUDY_FILE: &str = "study.json";
 const PILOT_FILE: &str = "pilot.json";
@@ -378,12 +379,6 @@ fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
         return Err(format!("format {format} is not the format {FORMAT} this build reads"));
     }
     serde_json::from_value(value).map_err(|e| format!("unreadable: {e}"))
-}
-
-fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value).unwrap_or_default();
-    bytes.push(b'\n');
-    bytes
 }
 
 #[cfg(test)]
