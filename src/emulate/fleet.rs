@@ -10,12 +10,12 @@ use rand::RngExt;
 use tokio::task::JoinSet;
 
 use super::clock::{Clock, Lags};
-use super::http::{self, Answer, Conn, Failure as HttpFailure};
+use super::http::{self, Answer, Conn, Failure as HttpFailure, WallPushback};
 use super::record::Shared;
 use crate::model::server::decide::{self, Failure, Next, instance_limiter};
 use crate::model::server::{ServerConfig, series};
 use crate::policy::limiters::{Admission, Outcome as CallOutcome, Permit, RetryLimiter};
-use crate::policy::{BackoffMemory, FailureKind, Response};
+use crate::policy::{BackoffMemory, FailureKind, Pushback, Response};
 use crate::time::{SimDuration, SimTime};
 use crate::workload::{Arrivals, ThinkDraws};
 
@@ -158,6 +158,8 @@ impl Fleet {
         };
         let mut memory = BackoffMemory::default();
         let mut failed_attempts = 0u32;
+        // Failed attempts when an honoured pushback last restarted the backoff.
+        let mut restarted_at = 0u32;
         let mut permit: Option<Permit> = None;
         loop {
             let now = self.clock.now();
@@ -192,10 +194,12 @@ impl Fleet {
                         now,
                         elapsed: now - sent_at,
                         kind: (FailureKind::Transient, None),
+                        pushback: None,
+                        since_restart: failed_attempts - restarted_at,
                         timed_out: false,
                     };
                     match self.decide(client, id, &failure, &mut memory, &mut permit) {
-                        Some(sleep) => {
+                        Some((sleep, _)) => {
                             self.clock.sleep_until(now + sleep, &self.lags).await;
                             continue;
                         }
@@ -207,10 +211,14 @@ impl Fleet {
             let deadline = config.timeout.map(|timeout| sent + timeout);
             let outcome = self.send(conn, id, attempt, deadline).await;
             let now = self.clock.now();
-            let (verdict, hint) = match outcome {
+            let (verdict, (hint, pushback)) = match outcome {
                 Sent::Answer(answer) => {
                     let hint = answer.retry_after.map(|wall| self.clock.scenario(wall));
-                    (self.classify(&answer, now), hint)
+                    let pushback = answer.pushback.map(|wall| match wall {
+                        WallPushback::Wait(wait) => Pushback::Wait(self.clock.scenario(wait)),
+                        WallPushback::Stop => Pushback::Stop,
+                    });
+                    (self.classify(&answer, now), (hint, pushback))
                 }
                 Sent::TimedOut => {
                     self.books.lock().tally.counts.timeouts += 1;
@@ -218,9 +226,9 @@ impl Fleet {
                         self.lags.record(now.saturating_since(deadline));
                     }
                     // Whether a timeout is retried is the decision's (decide.rs), as in the simulation.
-                    (Verdict::Retry(FailureKind::Transient, CallOutcome::timeout), None)
+                    (Verdict::Retry(FailureKind::Transient, CallOutcome::timeout), (None, None))
                 }
-                Sent::Reset => (self.classify_status(Response { status: 0, transient_body: false }, now), None),
+                Sent::Reset => (self.classify_status(Response { status: 0, transient_body: false }, now), (None, None)),
             };
             let Some((kind, recorded)) = self.settle(client, id, sent_at, now, verdict, permit) else { return true };
             failed_attempts += 1;
@@ -229,10 +237,15 @@ impl Fleet {
                 now,
                 elapsed: now - sent_at,
                 kind: (kind, hint),
+                pushback,
+                since_restart: failed_attempts - restarted_at,
                 timed_out: recorded.timed_out,
             };
             match self.decide(client, id, &failure, &mut memory, &mut permit) {
-                Some(sleep) => {
+                Some((sleep, restarted)) => {
+                    if restarted {
+                        restarted_at = failed_attempts;
+                    }
                     self.clock.sleep_until(now + sleep, &self.lags).await;
                 }
                 None => return true,
@@ -285,16 +298,16 @@ impl Fleet {
         failure: &Failure,
         memory: &mut BackoffMemory,
         permit: &mut Option<Permit>,
-    ) -> Option<SimDuration> {
+    ) -> Option<(SimDuration, bool)> {
         let mut books = self.books.lock();
         let books = &mut *books;
         let limiter = instance_limiter(&mut books.limiters, client);
         match decide::after_failure(&self.config, failure, memory, &mut books.jitter, |decision| decision, limiter) {
-            Next::Retry { sleep, permit: granted } => {
+            Next::Retry { sleep, permit: granted, restarted } => {
                 if granted.is_some() {
                     *permit = granted;
                 }
-                Some(sleep)
+                Some((sleep, restarted))
             }
             Next::GiveUp { refused } => {
                 books.tally.counts.refused += u64::from(refused);

@@ -24,8 +24,31 @@ pub(crate) struct Answer {
     /// Retry-After in wall time: `retry-after-ms` when sent (the built-in server's precise hint), else the
     /// standard header as delta-seconds or an HTTP-date.
     pub(crate) retry_after: Option<Duration>,
+    /// gRPC's pushback in wall time: `x-retrylab-pushback-ms` when sent (the built-in server's precise hint),
+    /// else `grpc-retry-pushback-ms` as gRFC A6 writes it (whole milliseconds; a negative or unreadable value
+    /// says not to retry).
+    pub(crate) pushback: Option<WallPushback>,
     /// The body says the failure is temporary ("temporarily unavailable", "try again").
     pub(crate) transient_body: bool,
+}
+
+/// A gRPC pushback as the wire carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WallPushback {
+    Wait(Duration),
+    Stop,
+}
+
+/// The hint headers of an answer: Retry-After, gRPC's pushback, or both (the server model's `hint_header`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct HintHeaders {
+    pub(crate) retry_after: bool,
+    pub(crate) pushback: bool,
+}
+
+impl HintHeaders {
+    pub(crate) const NONE: HintHeaders = HintHeaders { retry_after: false, pushback: false };
+    pub(crate) const RETRY_AFTER: HintHeaders = HintHeaders { retry_after: true, pushback: false };
 }
 
 /// Why an exchange ended without an answer.
@@ -108,7 +131,8 @@ impl Conn {
                 std::mem::take(&mut self.buffer)
             }
         };
-        Ok(Answer { status: head.status, retry_after: head.retry_after, transient_body: says_transient(&body) })
+        let transient_body = says_transient(&body);
+        Ok(Answer { status: head.status, retry_after: head.retry_after, pushback: head.pushback, transient_body })
     }
 
     /// Reads more bytes into the buffer; 0 at the end of the stream.
@@ -183,6 +207,7 @@ enum Framing {
 struct AnswerHead {
     status: u16,
     retry_after: Option<Duration>,
+    pushback: Option<WallPushback>,
     framing: Framing,
     close: bool,
 }
@@ -209,6 +234,12 @@ fn parse_answer_head(bytes: &[u8]) -> Result<Option<(usize, AnswerHead)>, Failur
         Some(ms) => Some(Duration::from_secs_f64(ms / 1e3)),
         None => value("retry-after").and_then(|text| retry_after(text, SystemTime::now())),
     };
+    let pushback = match (value("x-retrylab-pushback-ms"), value("grpc-retry-pushback-ms")) {
+        (Some(precise), _) => Some(precise.trim().parse::<f64>().ok().filter(|ms| *ms >= 0.0 && ms.is_finite())),
+        (None, Some(whole)) => Some(whole.trim().parse::<i32>().ok().filter(|ms| *ms >= 0).map(f64::from)),
+        (None, None) => None,
+    }
+    .map(|ms| ms.map_or(WallPushback::Stop, |ms| WallPushback::Wait(Duration::from_secs_f64(ms / 1e3))));
     let chunked = value("transfer-encoding").is_some_and(|te| te.to_ascii_lowercase().contains("chunked"));
     let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
         Framing::Empty
@@ -221,7 +252,7 @@ fn parse_answer_head(bytes: &[u8]) -> Result<Option<(usize, AnswerHead)>, Failur
         Framing::UntilClose
     };
     let close = value("connection").is_some_and(|c| c.eq_ignore_ascii_case("close"));
-    Ok(Some((length, AnswerHead { status, retry_after, framing, close })))
+    Ok(Some((length, AnswerHead { status, retry_after, pushback, framing, close })))
 }
 
 /// A Retry-After value (RFC 9110 §10.2.3): delta-seconds, or an HTTP-date counted from `now` (a date past is 0).
@@ -308,9 +339,10 @@ async fn read_more(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> io::Result<u
     Ok(read)
 }
 
-/// An answer: status, an optional Retry-After (sent both in whole seconds, rounded up, and in exact ms as
-/// `retry-after-ms`), and a short text body.
-pub(crate) fn answer_bytes(status: u16, retry_after: Option<Duration>, body: &str) -> Vec<u8> {
+/// An answer: status, an optional hint in the headers `headers` names (a Retry-After is sent both in whole
+/// seconds, rounded up, and in exact ms as `retry-after-ms`; a pushback in whole ms, rounded up, as gRFC A6's
+/// `grpc-retry-pushback-ms`, and in exact ms as `x-retrylab-pushback-ms`), and a short text body.
+pub(crate) fn answer_bytes(status: u16, hint: Option<Duration>, headers: HintHeaders, body: &str) -> Vec<u8> {
     let reason = match status {
         200 => "OK",
         400 => "Bad Request",
@@ -324,9 +356,14 @@ pub(crate) fn answer_bytes(status: u16, retry_after: Option<Duration>, body: &st
     };
     let mut head =
         format!("HTTP/1.1 {status} {reason}\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n", body.len());
-    if let Some(hint) = retry_after {
+    if let Some(hint) = hint.filter(|_| headers.retry_after) {
         let seconds = hint.as_nanos().div_ceil(1_000_000_000);
         head.push_str(&format!("retry-after: {seconds}\r\nretry-after-ms: {:.3}\r\n", hint.as_secs_f64() * 1e3));
+    }
+    if let Some(hint) = hint.filter(|_| headers.pushback) {
+        let whole = hint.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128);
+        let precise = hint.as_secs_f64() * 1e3;
+        head.push_str(&format!("grpc-retry-pushback-ms: {whole}\r\nx-retrylab-pushback-ms: {precise:.3}\r\n"));
     }
     head.push_str("\r\n");
     head.push_str(body);
@@ -359,6 +396,7 @@ mod tests {
             AnswerHead {
                 status: 503,
                 retry_after: Some(Duration::from_secs(2)),
+                pushback: None,
                 framing: Framing::Length(5),
                 close: false
             }
@@ -378,6 +416,20 @@ mod tests {
     }
 
     #[test]
+    fn a_pushback_is_read_as_grfc_a6_writes_it_and_a_negative_or_unreadable_one_says_stop() {
+        let pushback_of = |value: &str| {
+            head(&format!("HTTP/1.1 503 x\r\ngrpc-retry-pushback-ms: {value}\r\ncontent-length: 0\r\n\r\n")).pushback
+        };
+        assert_eq!(pushback_of("250"), Some(WallPushback::Wait(Duration::from_millis(250))));
+        assert_eq!(pushback_of(" 0 "), Some(WallPushback::Wait(Duration::ZERO)));
+        for stop in ["-1", "soon", "1.5", "99999999999"] {
+            assert_eq!(pushback_of(stop), Some(WallPushback::Stop), "{stop:?}");
+        }
+        let parsed = head("HTTP/1.1 503 x\r\ngrpc-retry-pushback-ms: 2\r\nx-retrylab-pushback-ms: 1.250\r\n\r\n");
+        assert_eq!(parsed.pushback, Some(WallPushback::Wait(Duration::from_micros(1_250))));
+    }
+
+    #[test]
     fn retry_after_reads_seconds_and_dates() {
         let now = httpdate::parse_http_date("Wed, 21 Oct 2026 07:28:00 GMT").unwrap();
         assert_eq!(retry_after(" 120 ", now), Some(Duration::from_secs(120)));
@@ -389,11 +441,22 @@ mod tests {
 
     #[test]
     fn an_answer_written_is_read_back_with_its_hint() {
-        let bytes = answer_bytes(503, Some(Duration::from_micros(1_500)), "upstream temporarily unavailable");
+        let hint = Some(Duration::from_micros(1_500));
+        let bytes = answer_bytes(503, hint, HintHeaders::RETRY_AFTER, "upstream temporarily unavailable");
         let text = String::from_utf8(bytes.clone()).unwrap();
         assert!(text.contains("retry-after: 1\r\n") && text.contains("retry-after-ms: 1.500\r\n"), "{text}");
+        assert!(!text.contains("pushback"), "{text}");
         let (length, parsed) = parse_answer_head(&bytes).unwrap().unwrap();
-        assert_eq!(parsed.retry_after, Some(Duration::from_micros(1_500)));
+        assert_eq!((parsed.retry_after, parsed.pushback), (Some(Duration::from_micros(1_500)), None));
+        let both = HintHeaders { retry_after: true, pushback: true };
+        let text = String::from_utf8(answer_bytes(503, hint, both, "")).unwrap();
+        assert!(text.contains("grpc-retry-pushback-ms: 2\r\nx-retrylab-pushback-ms: 1.500\r\n"), "{text}");
+        let pushback_only = HintHeaders { retry_after: false, pushback: true };
+        let (_, parsed) = parse_answer_head(&answer_bytes(429, hint, pushback_only, "")).unwrap().unwrap();
+        assert_eq!(
+            (parsed.retry_after, parsed.pushback),
+            (None, Some(WallPushback::Wait(Duration::from_micros(1_500))))
+        );
         assert!(says_transient(&bytes[length..]));
         assert!(!says_transient(b"no such user"));
         assert!(says_transient(b"Please TRY AGAIN later"));
@@ -408,7 +471,7 @@ mod tests {
             (503, "Service Unavailable"),
         ] {
             let line = format!("HTTP/1.1 {status} {reason}\r\n");
-            assert!(answer_bytes(status, None, "").starts_with(line.as_bytes()), "{line}");
+            assert!(answer_bytes(status, None, HintHeaders::NONE, "").starts_with(line.as_bytes()), "{line}");
         }
     }
 

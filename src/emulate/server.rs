@@ -21,7 +21,7 @@ use super::record::{Books, Shared};
 use crate::loopback::{Refusal, allowed_hosts, check_host_origin};
 use crate::model::faults::FaultKind;
 use crate::model::server::outcome::Outcome;
-use crate::model::server::{OnTimeout, ServerConfig, series};
+use crate::model::server::{HintHeader, OnTimeout, ServerConfig, series};
 use crate::time::{SimDuration, SimTime};
 
 /// The listen backlog: a herd connects all at once.
@@ -138,8 +138,8 @@ async fn connection(mut stream: TcpStream, context: Arc<Context>) {
     while let Ok(Some(head)) = http::read_request(&mut stream, &mut buffer).await {
         let refusal = check_host_origin(head.host.as_deref(), head.origin.as_deref(), &context.allowed);
         let bytes = match refusal {
-            Err(Refusal::ForeignHost(message)) => http::answer_bytes(421, None, &message),
-            Err(Refusal::ForeignOrigin(message)) => http::answer_bytes(403, None, &message),
+            Err(Refusal::ForeignHost(message)) => http::answer_bytes(421, None, http::HintHeaders::NONE, &message),
+            Err(Refusal::ForeignOrigin(message)) => http::answer_bytes(403, None, http::HintHeaders::NONE, &message),
             Ok(()) => match attempt(&context, &head, &mut stream, &mut buffer).await {
                 Reply::Answer(outcome, hint) => answer(&context, outcome, hint).await,
                 Reply::Reset => {
@@ -184,7 +184,12 @@ async fn answer(context: &Context, outcome: Outcome, hint: Option<SimDuration>) 
         other => other.name(),
     };
     let wall_hint = hint.map(|hint| context.clock().wall(hint.min(crate::model::server::MAX_RETRY_AFTER)));
-    http::answer_bytes(response.status, wall_hint, body)
+    let headers = match context.config.hint_header {
+        HintHeader::RetryAfter => http::HintHeaders::RETRY_AFTER,
+        HintHeader::GrpcPushback => http::HintHeaders { retry_after: false, pushback: true },
+        HintHeader::Both => http::HintHeaders { retry_after: true, pushback: true },
+    };
+    http::answer_bytes(response.status, wall_hint, headers, body)
 }
 
 /// One attempt, from its arrival to the outcome of its service.

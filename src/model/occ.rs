@@ -334,6 +334,7 @@ mod tests {
                 max_attempts: None,
                 deadline: None,
                 retry_after: crate::policy::RetryAfterPolicy::Honour,
+                pushback: crate::policy::PushbackPolicy::Ignore,
                 throttling_base: None,
             },
         }

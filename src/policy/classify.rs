@@ -156,6 +156,18 @@ choices! {
     }
 }
 
+choices! {
+    /// What a client does with a gRPC server's pushback (the `grpc-retry-pushback-ms` trailer, gRFC A6): a hint of
+    /// its own, which no HTTP client reads, as a gRPC client reads no Retry-After.
+    pub enum PushbackPolicy {
+        /// The pushback is not read (every HTTP client).
+        Ignore = "ignore",
+        /// Retry after exactly the pushback and restart the backoff from its base; a negative or unreadable one
+        /// ends the call (gRFC A6).
+        Honour = "honour",
+    }
+}
+
 /// How much longer than its backoff an AWS SDK sleeps for a Retry-After hint.
 const AWS_RETRY_AFTER_MAX_EXTRA: SimDuration = SimDuration::from_secs(5);
 

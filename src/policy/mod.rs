@@ -11,11 +11,13 @@ mod retry;
 mod token_bucket;
 
 pub use backoff::{BackoffFormula, BackoffMemory, BackoffParams, Strategy, sidekiq_custom_delay, sidekiq_delay};
-pub use classify::{Classifier, RETRY_ON_SYNTAX, RETRYABLE_STATUSES, Response, RetryAfterPolicy, RetryOn};
+pub use classify::{
+    Classifier, PushbackPolicy, RETRY_ON_SYNTAX, RETRYABLE_STATUSES, Response, RetryAfterPolicy, RetryOn,
+};
 pub use clock::{AlignOffset, Alignment, ClientClock, ClockPolicy, ClockSkew, next_aligned, uniform_below};
 pub use hedge::{Hedge, HedgeMode};
 pub use presets::Preset;
-pub use retry::{FailureKind, GiveUpReason, RetryDecision, RetryPolicy};
+pub use retry::{FailureKind, GiveUpReason, Pushback, RetryDecision, RetryPolicy};
 pub use token_bucket::TokenBucket;
 
 /// A seeded generator for the policy tests: the same Xoshiro256++ stream the simulations use, built here so that

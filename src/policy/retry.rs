@@ -3,7 +3,7 @@
 use rand::Rng;
 
 use super::backoff::{BackoffMemory, BackoffParams, Strategy};
-use super::classify::RetryAfterPolicy;
+use super::classify::{PushbackPolicy, RetryAfterPolicy};
 use crate::time::SimDuration;
 
 /// A client's retry policy: a backoff strategy with its parameters, plus the limits that end the retrying.
@@ -17,6 +17,8 @@ pub struct RetryPolicy {
     pub deadline: Option<SimDuration>,
     /// What to do with a server's Retry-After hint.
     pub retry_after: RetryAfterPolicy,
+    /// What to do with a gRPC server's pushback.
+    pub pushback: PushbackPolicy,
     /// The base after a throttling failure, for clients that back off longer when throttled (botocore and the AWS
     /// SDK for JavaScript); `None`: the base, whatever the failure.
     pub throttling_base: Option<SimDuration>,
@@ -29,6 +31,15 @@ pub enum FailureKind {
     Transient,
     /// The server said to slow down (429).
     Throttling,
+}
+
+/// A gRPC server's pushback (the `grpc-retry-pushback-ms` trailer, gRFC A6), as its client reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushback {
+    /// Retry after exactly this long.
+    Wait(SimDuration),
+    /// A negative or unreadable value: do not retry.
+    Stop,
 }
 
 /// What a client does after a failed attempt.
@@ -48,6 +59,8 @@ pub enum GiveUpReason {
     DeadlineExceeded,
     /// The failure is not one the client retries (a timeout left out of `retry_on`).
     NotRetried,
+    /// The server's pushback said not to retry.
+    PushedBack,
 }
 
 impl RetryPolicy {
@@ -59,6 +72,22 @@ impl RetryPolicy {
         &self,
         failed_attempts: u32,
         elapsed: SimDuration,
+        failure: (FailureKind, Option<SimDuration>),
+        memory: &mut BackoffMemory,
+        rng: &mut R,
+    ) -> RetryDecision {
+        self.after_failure_since(failed_attempts, failed_attempts, elapsed, failure, memory, rng)
+    }
+
+    /// As [`Self::after_failure`], for a client whose backoff restarted after `failed_attempts − since_restart`
+    /// failures (an honoured gRPC pushback restarts it, gRFC A6): the backoff formula's `n` is `since_restart`,
+    /// while `max_attempts` still counts every attempt.
+    #[inline]
+    pub fn after_failure_since<R: Rng + ?Sized>(
+        &self,
+        failed_attempts: u32,
+        since_restart: u32,
+        elapsed: SimDuration,
         (kind, hint): (FailureKind, Option<SimDuration>),
         memory: &mut BackoffMemory,
         rng: &mut R,
@@ -66,8 +95,24 @@ impl RetryPolicy {
         if self.max_attempts.is_some_and(|max| failed_attempts >= max) {
             return RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
         }
-        let computed = self.sleep_before(failed_attempts, kind, memory, rng);
-        let sleep = self.retry_after.sleep(computed, hint, self.backoff.cap);
+        let computed = self.sleep_before(since_restart, kind, memory, rng);
+        self.within_deadline(elapsed, self.retry_after.sleep(computed, hint, self.backoff.cap))
+    }
+
+    /// After a failure whose answer carried a gRPC pushback, for a policy that honours it (gRFC A6): retry after
+    /// exactly the pushback's wait, within `max_attempts` and the deadline, or give up when it says stop. The
+    /// caller restarts the backoff's `n` from there.
+    pub fn after_pushback(&self, failed_attempts: u32, elapsed: SimDuration, pushback: Pushback) -> RetryDecision {
+        if self.max_attempts.is_some_and(|max| failed_attempts >= max) {
+            return RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted);
+        }
+        match pushback {
+            Pushback::Wait(wait) => self.within_deadline(elapsed, wait),
+            Pushback::Stop => RetryDecision::GiveUp(GiveUpReason::PushedBack),
+        }
+    }
+
+    fn within_deadline(&self, elapsed: SimDuration, sleep: SimDuration) -> RetryDecision {
         match self.deadline {
             Some(deadline) if elapsed + sleep >= deadline => RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded),
             _ => RetryDecision::RetryAfter(sleep),
@@ -104,7 +149,11 @@ impl std::fmt::Display for RetryPolicy {
         if let Some(deadline) = self.deadline {
             write!(f, ", deadline {deadline}")?;
         }
-        write!(f, ", Retry-After {}", self.retry_after)
+        write!(f, ", Retry-After {}", self.retry_after)?;
+        if self.pushback == PushbackPolicy::Honour {
+            f.write_str(", gRPC pushback honoured")?;
+        }
+        Ok(())
     }
 }
 
@@ -140,6 +189,7 @@ mod tests {
             max_attempts,
             deadline,
             retry_after: RetryAfterPolicy::Honour,
+            pushback: PushbackPolicy::Ignore,
             throttling_base: None,
         }
     }
@@ -183,5 +233,39 @@ mod tests {
         assert_eq!(decision, RetryDecision::RetryAfter(SimDuration::from_secs(3)));
         let late = p.after_failure(1, SimDuration::from_secs(8), (FailureKind::Transient, hint), &mut memory, &mut rng);
         assert_eq!(late, RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded));
+    }
+
+    #[test]
+    fn a_pushback_is_waited_exactly_within_the_attempts_and_the_deadline_and_a_refusal_ends_the_call() {
+        let p = RetryPolicy { max_attempts: Some(3), ..policy(None, Some(SimDuration::from_secs(10))) };
+        let wait = Pushback::Wait(SimDuration::from_millis(1_234));
+        assert_eq!(
+            p.after_pushback(1, SimDuration::ZERO, wait),
+            RetryDecision::RetryAfter(SimDuration::from_millis(1_234))
+        );
+        assert_eq!(
+            p.after_pushback(2, SimDuration::ZERO, Pushback::Stop),
+            RetryDecision::GiveUp(GiveUpReason::PushedBack)
+        );
+        assert_eq!(
+            p.after_pushback(3, SimDuration::ZERO, wait),
+            RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted)
+        );
+        let late = p.after_pushback(1, SimDuration::from_millis(8_766), wait);
+        assert_eq!(late, RetryDecision::GiveUp(GiveUpReason::DeadlineExceeded));
+    }
+
+    #[test]
+    fn a_restarted_backoff_draws_from_its_base_while_the_attempts_keep_counting() {
+        let (mut rng, mut memory) = (test_rng(0), BackoffMemory::default());
+        let p = policy(Some(5), None);
+        let failure = (FailureKind::Transient, None);
+        // Exponential from 10 ms doubling: the 4th failure's sleep is 80 ms, but 10 ms one failure after a restart.
+        let fourth = p.after_failure_since(4, 4, SimDuration::ZERO, failure, &mut memory, &mut rng);
+        assert_eq!(fourth, RetryDecision::RetryAfter(SimDuration::from_millis(80)));
+        let restarted = p.after_failure_since(4, 1, SimDuration::ZERO, failure, &mut memory, &mut rng);
+        assert_eq!(restarted, RetryDecision::RetryAfter(SimDuration::from_millis(10)));
+        let done = p.after_failure_since(5, 1, SimDuration::ZERO, failure, &mut memory, &mut rng);
+        assert_eq!(done, RetryDecision::GiveUp(GiveUpReason::AttemptsExhausted));
     }
 }

@@ -198,7 +198,7 @@ struct TestService {
     arrivals: Arc<Mutex<Vec<Instant>>>,
 }
 
-fn test_service(failures: usize) -> TestService {
+fn test_service(failures: usize, hint: &'static str) -> TestService {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap().to_string();
     let arrivals = Arc::new(Mutex::new(Vec::new()));
@@ -226,9 +226,9 @@ fn test_service(failures: usize) -> TestService {
                         seen.len()
                     };
                     let answer = if count <= failures {
-                        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\ncontent-length: 4\r\n\r\nbusy"
+                        format!("HTTP/1.1 503 Service Unavailable\r\n{hint}\r\ncontent-length: 4\r\n\r\nbusy")
                     } else {
-                        "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
+                        "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok".to_owned()
                     };
                     if writer.write_all(answer.as_bytes()).is_err() {
                         return;
@@ -242,10 +242,19 @@ fn test_service(failures: usize) -> TestService {
 
 #[test]
 fn target_counts_what_the_service_received_and_honours_its_retry_after() {
-    for (retry_after, shortest_gap) in [("honour", 1.0), ("ignore", 0.0)] {
-        let service = test_service(2);
+    const RETRY_AFTER: &str = "Retry-After: 1";
+    const PUSHBACK: &str = "grpc-retry-pushback-ms: 1000";
+    // A client reads the hint its protocol has: Retry-After with retry_after, gRPC's pushback with pushback.
+    for (hint, retry_after, pushback, shortest_gap) in [
+        (RETRY_AFTER, "honour", "ignore", 1.0),
+        (RETRY_AFTER, "ignore", "ignore", 0.0),
+        (RETRY_AFTER, "ignore", "honour", 0.0),
+        (PUSHBACK, "ignore", "honour", 1.0),
+        (PUSHBACK, "honour", "ignore", 0.0),
+    ] {
+        let service = test_service(2, hint);
         let dir = tempfile::tempdir().unwrap();
-        let client = format!("retry_after = \"{retry_after}\"");
+        let client = format!("retry_after = \"{retry_after}\"\npushback = \"{pushback}\"");
         let scenario = write_scenario(dir.path(), "target.toml", &burst(1, "workers = 1", &client));
         let out = dir.path().join("out");
         let url = format!("http://{}/work", service.address);
@@ -267,10 +276,10 @@ fn target_counts_what_the_service_received_and_honours_its_retry_after() {
         assert_eq!((value(&row, "retries"), value(&row, "requests")), (2.0, 1.0));
         let gaps: Vec<f64> = arrivals.windows(2).map(|pair| (pair[1] - pair[0]).as_secs_f64()).collect();
         if shortest_gap > 0.0 {
-            assert!(gaps.iter().all(|&gap| gap >= shortest_gap), "{retry_after}: {gaps:?}");
+            assert!(gaps.iter().all(|&gap| gap >= shortest_gap), "{hint}, {retry_after}, {pushback}: {gaps:?}");
         } else {
             // Exponential from 10 ms: 10 and 20 ms, far below the hint's second.
-            assert!(gaps.iter().all(|&gap| gap < 0.5), "{retry_after}: {gaps:?}");
+            assert!(gaps.iter().all(|&gap| gap < 0.5), "{hint}, {retry_after}, {pushback}: {gaps:?}");
         }
         let manifest = std::fs::read_to_string(out.join("manifest.json")).unwrap();
         assert!(manifest.contains(&format!("\"server\": \"{url}\"")), "{manifest}");
@@ -399,7 +408,7 @@ fn an_outage_on_real_sockets_is_judged_as_the_simulation_judges_it() {
 #[test]
 fn ctrl_c_stops_a_target_run_and_keeps_what_it_measured() {
     // A service that is never done: 503 with Retry-After: 1 forever, so the run would go on to its bounds.
-    let service = test_service(usize::MAX);
+    let service = test_service(usize::MAX, "Retry-After: 1");
     let dir = tempfile::tempdir().unwrap();
     let scenario = write_scenario(dir.path(), "forever.toml", &burst(3, "workers = 1", ""));
     let out = dir.path().join("out");

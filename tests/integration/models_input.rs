@@ -522,7 +522,8 @@ fn graph_stacks_limiters_from_a_toml_array_and_refuses_an_unknown_member() {
         &["graph.toml:32:20", "layer.db.limiter", "unknown limiter \"budgte\""],
     );
     let dir = tempfile::tempdir().unwrap();
-    let text = GRAPH.replace("timeout = \"1s\"", "timeout = \"1s\"\nlimiter = [\"grpc\", \"budget\"]");
+    let text =
+        GRAPH.replace("timeout = \"1s\"", "timeout = \"1s\"\nmax_attempts = 3\nlimiter = [\"grpc\", \"budget\"]");
     let scenario = write_scenario(dir.path(), "graph.toml", &text);
     let listed = retrylab().args(["run", scenario.to_str().unwrap(), "--list-points"]).assert().success();
     let listed = String::from_utf8(listed.get_output().stdout.clone()).unwrap();

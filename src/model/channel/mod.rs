@@ -203,6 +203,7 @@ impl SimModel for Channel {
                 max_attempts: Some(point.count("max_attempts")? as u32),
                 deadline: None,
                 retry_after: RetryAfterPolicy::Ignore,
+                pushback: crate::policy::PushbackPolicy::Ignore,
                 throttling_base: None,
             },
         })

@@ -204,6 +204,16 @@ pub(crate) const HEDGE_PERCENTILE: ParamSpec = ParamSpec::new(
     "percentile hedging: wait for this percentile of the latencies the caller has seen so far",
 );
 
+/// `pushback`: what a client does with a gRPC server's pushback (gRFC A6).
+pub(crate) const PUSHBACK: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "pushback",
+    ParamKind::Choice(crate::policy::PushbackPolicy::NAMES),
+    ParamDefault::Implied(Value::Choice("ignore")),
+    "gRPC pushback (grpc-retry-pushback-ms): ignore, or honour (retry after exactly the pushback and restart the \
+     backoff from its base, as gRPC clients do) (unset with a preset: the preset's)",
+);
+
 /// `import`: a retry configuration file whose translation fills the client keys the scenario does not write (see
 /// src/scenario/imports.rs). Only its translation seeds the runs, so importing a file runs exactly what pasting
 /// `retrylab import`'s table runs.
@@ -242,9 +252,37 @@ pub(crate) const IMPORT_PROFILE: ParamSpec =
 pub(crate) const IMPORT_INSTANCE: ParamSpec =
     import_entry("import_instance", "the Resilience4j, Polly or client-go instance of the `import` file to use");
 
+/// `import_version`: releases of the file's consumers to read it as (`retrylab import --version`).
+pub(crate) const IMPORT_VERSION: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "import_version",
+    ParamKind::Text { syntax: "NAME=X.Y, comma-separated: \"istio=1.22\", \"grpc-go=1.68, grpc-java=1.79\"" },
+    ParamDefault::Unset,
+    "releases to read the `import` file as, where a default changed between releases (unset: the newest checked)",
+)
+.measurement();
+
+/// `import_reading`: how to read a file that can be read two ways (`retrylab import --reading`).
+pub(crate) const IMPORT_READING: ParamSpec = ParamSpec::new(
+    Section::Client,
+    "import_reading",
+    ParamKind::Text { syntax: "a reading the file's format has: gapic or channel for a googleapis config" },
+    ParamDefault::Unset,
+    "how to read an `import` file that can be read two ways (unset: the format's default reading)",
+)
+.measurement();
+
 /// Every key that says what to import, `import` first.
-pub(crate) const IMPORT_KEYS: &[&str] =
-    &["import", "import_format", "import_method", "import_route", "import_profile", "import_instance"];
+pub(crate) const IMPORT_KEYS: &[&str] = &[
+    "import",
+    "import_format",
+    "import_method",
+    "import_route",
+    "import_profile",
+    "import_instance",
+    "import_version",
+    "import_reading",
+];
 
 const fn import_entry(key: &'static str, help: &'static str) -> ParamSpec {
     let kind = ParamKind::Text { syntax: "a name as the file writes it" };

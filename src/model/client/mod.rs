@@ -134,6 +134,7 @@ pub(crate) fn retry_policy(point: &Point) -> Result<(RetryPolicy, Option<&'stati
                 max_attempts: None,
                 deadline,
                 retry_after: RetryAfterPolicy::Honour,
+                pushback: crate::policy::PushbackPolicy::Ignore,
                 throttling_base: None,
             };
             (policy, None)

@@ -79,6 +79,8 @@ pub(crate) const PER_LAYER_KEYS: &[&str] = &[
     "import_route",
     "import_profile",
     "import_instance",
+    "import_version",
+    "import_reading",
 ];
 
 const PER_LAYER_AND_KNOB_KEYS: [&str; PER_LAYER_KEYS.len() + LimiterKind::KNOB_KEYS.len()] =
@@ -116,7 +118,18 @@ const LAYER_PARAMS: &[ParamSpec] = &[
         Value::Count(3),
         "L: services in a uniform chain; the last one is the bottom (unused with [layer.*] tables)",
     ),
-    client::max_attempts(100, ParamDefault::Value(Value::Count(3))).formerly(Section::Model, "attempts"),
+    // No retry the scenario did not write: a caller without `max_attempts` (model-wide or in its own table) makes
+    // one attempt, as a route without a retry policy does in Envoy and a channel without one in gRPC (A6); the
+    // SRE book and the AWS Builders' Library advise retrying at one layer (docs/models.md, "Layered services").
+    ParamSpec::new(
+        Section::Client,
+        "max_attempts",
+        ParamKind::Count { min: 1, max: 100 },
+        ParamDefault::Value(Value::Count(1)),
+        "attempts allowed per call, the first try included; unwritten, 1: a caller retries only when the \
+         scenario says so, model-wide here or in its own [layer.*] table",
+    )
+    .formerly(Section::Model, "attempts"),
     param(
         Section::Model,
         "placement",
@@ -245,6 +258,8 @@ const LAYER_CLIENT_PARAMS: &[ParamSpec] = &[
     client::IMPORT_ROUTE,
     client::IMPORT_PROFILE,
     client::IMPORT_INSTANCE,
+    client::IMPORT_VERSION,
+    client::IMPORT_READING,
 ];
 
 /// Every parameter group, the limiters' knobs last.
@@ -534,23 +549,29 @@ impl SimModel for Layers {
         config.services.iter().map(|service| service.name.clone()).collect()
     }
 
-    /// The user's client's policy, then each service whose own policy towards the services it calls differs
-    /// (its `[layer.*]` table, or the placement), as `; NAME: …`.
+    /// Every caller's effective policy towards the services it calls, by name (`user` for the users' clients,
+    /// then each service that calls others), callers with the same policy together: `user, l1: …; l2: …`. A
+    /// caller that makes one attempt reads `1 attempt (no retries)`; the bottom services call nobody.
     fn describe_policy(point: &Point, config: &LayersConfig) -> Result<Option<String>, ParamError> {
         let describe = |point: &Point, caller: &CallerPolicy| {
+            if caller.attempts == 1 {
+                return Ok("1 attempt (no retries)".to_owned());
+            }
             let policy = RetryPolicy { max_attempts: Some(caller.attempts), ..caller.backoff };
             client::describe_policy(point, &policy, Some(&caller.retry_on))
         };
-        let user = describe(point, &config.user)?;
-        let mut text = user.clone();
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        let mut add = |name, line: String| match groups.iter_mut().find(|(same, _)| *same == line) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((line, vec![name])),
+        };
+        add("user", describe(point, &config.user)?);
         for service in config.services.iter().filter(|service| !service.calls.is_empty()) {
             let own = point.parts().iter().find(|part| part.name == service.name).map(|part| point.for_part(part));
-            let line = describe(own.as_ref().unwrap_or(point), &service.policy)?;
-            if line != user {
-                text.push_str(&format!("; {}: {line}", service.name));
-            }
+            add(&service.name, describe(own.as_ref().unwrap_or(point), &service.policy)?);
         }
-        Ok(Some(text))
+        let groups: Vec<String> = groups.iter().map(|(line, names)| format!("{}: {line}", names.join(", "))).collect();
+        Ok(Some(groups.join("; ")))
     }
 }
 
@@ -590,10 +611,21 @@ fn graph(point: &Point) -> Result<Graph, ParamError> {
 const EVERY_FAILURE: &str = "4xx, 5xx, timeout, reset, rejected";
 
 /// One caller's policy from its point; `retries` and `hedges` say whether placement lets it retry or hedge. A
-/// preset's attempts apply unless the scenario wrote `max_attempts`; a preset that retries without end keeps the
-/// caller's `max_attempts` (a caller in a call graph always has a limit).
+/// preset's attempts apply unless the scenario wrote `max_attempts`; a preset that retries without end needs the
+/// scenario's `max_attempts` (a caller in a call graph always has a limit, and one it did not write would be a
+/// retry nobody asked for, or none where the preset retries).
 fn caller_policy(point: &Point, retries: bool, hedges: bool) -> Result<CallerPolicy, ParamError> {
     let (backoff, preset) = client::retry_policy(point)?;
+    if let Some(preset) = preset.filter(|preset| preset.max_attempts.is_none() && !point.is_written("max_attempts")) {
+        return Err(ParamError::new(
+            "max_attempts",
+            format!(
+                "strategy = \"{}\" retries without end, and every caller of a call graph needs a limit: write \
+                 max_attempts (1 to 100) for it",
+                preset.name
+            ),
+        ));
+    }
     let attempts = backoff.max_attempts.map_or(point.count("max_attempts")?, i64::from) as u32;
     // This model counts a caller's attempts itself, and its services send no Retry-After.
     let backoff = RetryPolicy { max_attempts: None, retry_after: RetryAfterPolicy::Ignore, ..backoff };

@@ -43,7 +43,8 @@ fn a_hard_down_bottom_sees_a_to_the_l_calls_per_request() {
 #[test]
 fn retrying_only_at_the_top_or_the_bottom_sends_a_calls() {
     for (placement, entry_calls) in [("top", 3.0), ("bottom", 1.0)] {
-        let m = metrics(&[("layers", Value::Count(4)), ("placement", Value::Choice(placement))], 2);
+        let changes = [("layers", Value::Count(4)), ("attempts", Value::Count(3)), ("placement", Value::Choice(placement))];
+        let m = metrics(&changes, 2);
         assert_eq!(m[metric::BOTTOM_CALLS_PER_REQUEST], 3.0, "{placement}");
         // Retrying at the top multiplies every layer's calls by 3; at the bottom only the last one's.
         assert_eq!(m[metric::AMPLIFICATION_L1], entry_calls, "{placement}");
@@ -274,6 +275,7 @@ service_time = "50ms"
 requests = 100
 [client]
 timeout = "20ms"
+max_attempts = 3
 [layer.front]
 calls = "back"
 timeout = "1s"
@@ -545,7 +547,7 @@ fn client_go_requeues_wait_for_their_callers_workqueue_bucket() {
         let text = format!(
             "schema_version = 1\n[model]\nkind = \"layers\"\nlayers = 1\nfailure_probability = 0.0\n\
              faults = \"0s..15ms fail-fast\"\n[workload]\nrequests = 200\nrate = 1e6\n\
-             [client]\nstrategy = \"client-go-workqueue\"\nlimiter = \"{limiter}\"\n"
+             [client]\nstrategy = \"client-go-workqueue\"\nmax_attempts = 3\nlimiter = \"{limiter}\"\n"
         );
         let m = &runs_of(&text, 1)[0];
         assert_eq!(m[metric::SUCCESS_RATE], 1.0, "{limiter}: {m:?}");
@@ -570,4 +572,38 @@ fn the_verdict_judges_user_requests_by_the_bucket_they_were_sent_in() {
     let late = &runs_of(&text.replace("1s..3s", "1s..14.5s"), 1)[0];
     assert!(late[metric::TIPPED].is_nan() && late[metric::STUCK].is_nan());
     assert_eq!(late[metric::RECOVERED], 1.0);
+}
+
+#[test]
+fn a_caller_without_a_written_policy_makes_one_attempt() {
+    // A hard-down bottom behind two callers that write nothing: one call each, where a default of 3 attempts per
+    // caller would send 3² = 9 to the bottom.
+    let quiet = metrics(&[("layers", Value::Count(3)), ("requests", Value::Count(50))], 1);
+    assert_eq!(quiet[metric::BOTTOM_CALLS_PER_REQUEST], 1.0);
+    assert_eq!(quiet[metric::RETRIES_PER_REQUEST], 0.0);
+    // A table that writes its own attempts retries; the callers around it still do not.
+    let text = "schema_version = 1\n[model]\nkind = \"layers\"\n[workload]\nrequests = 50\n\
+                [layer.app]\ncalls = \"proxy\"\n[layer.proxy]\ncalls = \"db\"\nmax_attempts = 4\n[layer.db]\n";
+    let m = &runs_of(text, 1)[0];
+    assert_eq!(m[metric::BOTTOM_CALLS_PER_REQUEST], 4.0);
+    assert_eq!((m[metric::AMPLIFICATION_L1], m[metric::AMPLIFICATION_L2]), (1.0, 1.0));
+}
+
+#[test]
+fn every_callers_effective_policy_is_named_and_an_endless_preset_needs_a_limit() {
+    let text = "schema_version = 1\n[model]\nkind = \"layers\"\n[workload]\nrequests = 50\n[client]\nmax_attempts = 2\n\
+                [layer.app]\ncalls = \"proxy\"\n[layer.proxy]\ncalls = \"db\"\nmax_attempts = 1\n[layer.db]\n";
+    let scenario = crate::scenario::Scenario::from_source(std::path::Path::new("t.toml"), text.to_owned()).unwrap();
+    let points = crate::scenario::plan(&scenario).unwrap();
+    let policy = points[0].policy.clone().unwrap();
+    assert!(policy.starts_with("user, app: full-jitter b=10ms c=1s m=2, 2 attempts"), "{policy}");
+    assert!(policy.ends_with("; proxy: 1 attempt (no retries)"), "{policy}");
+    assert!(!policy.contains("db"), "the bottom calls nobody: {policy}");
+    let endless = ModelKind::Layers.point_with(&[("strategy", Value::Choice("client-go-workqueue"))]);
+    let error = Layers::configure(&endless).err().unwrap();
+    assert_eq!(error.key, "max_attempts");
+    assert!(error.message.contains("\"client-go-workqueue\" retries without end"), "{}", error.message);
+    let bounded = ModelKind::Layers
+        .point_with(&[("strategy", Value::Choice("client-go-workqueue")), ("attempts", Value::Count(5))]);
+    assert_eq!(Layers::configure(&bounded).unwrap().user.attempts, 5);
 }

@@ -1,6 +1,6 @@
 //! A point of the server model, checked as a whole and turned into a typed [`ServerConfig`].
 
-use super::params::{LimiterScope, OnTimeout, OutageKind};
+use super::params::{HintHeader, LimiterScope, OnTimeout, OutageKind};
 use crate::model::client;
 use crate::model::distributions::TimeDistribution;
 use crate::model::faults::{FaultKind, FaultWindow, Faults};
@@ -38,6 +38,8 @@ pub(crate) struct ServerConfig {
     /// Token bucket (rate per second, capacity), if the server limits its rate.
     pub rate_limit: Option<(f64, f64)>,
     pub overload_retry_after: Option<SimDuration>,
+    /// How the server's hints travel, so which clients read them.
+    pub hint_header: HintHeader,
     /// The retry limiter, if any: one shared by the fleet, or the state each client instance starts with.
     pub limiter: Option<Limiter>,
     /// How many limiters there are: 1 for the fleet, else one per client instance (a request's instance is its
@@ -165,6 +167,9 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
     if preset.is_none() || point.is_written("retry_after") {
         retry.retry_after = point.choice_of("retry_after")?;
     }
+    if preset.is_none() || point.is_written("pushback") {
+        retry.pushback = point.choice_of("pushback")?;
+    }
     let setting = client::limiter_setting(point, preset)?;
     // The fleet's ratio budget is kept as one more limiter, asked after the shipped ones.
     let budget = setting.budget.map(|ratio| Limiter::Budget(RetryBudget::new(ratio, 0.0, BUDGET_WINDOW)));
@@ -190,6 +195,7 @@ pub(super) fn configure(point: &Point) -> Result<ServerConfig, ParamError> {
         error_probabilities,
         rate_limit,
         overload_retry_after,
+        hint_header: point.choice_of("hint_header")?,
         limiter,
         limiter_instances,
         trigger_start,

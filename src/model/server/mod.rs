@@ -32,7 +32,7 @@ pub(crate) mod tally;
 mod tests;
 
 pub(crate) use config::{MAX_RETRY_AFTER, ServerConfig};
-pub(crate) use params::OnTimeout;
+pub(crate) use params::{HintHeader, OnTimeout};
 
 use super::{Backlog, Footprint, RunOutput, RunSettings, SimModel, client};
 use crate::params::{ParamError, ParamSpec, Point, concat_groups};

@@ -5,7 +5,8 @@ use crate::model::client;
 use crate::model::distributions;
 use crate::model::faults::FAULT_SYNTAX;
 use crate::params::{Choice, ParamDefault, ParamKind, ParamSpec, Section, Switch, Value, choices};
-use crate::policy::{Classifier, RETRY_ON_SYNTAX, RetryAfterPolicy};
+use crate::policy::{Classifier, Pushback, RETRY_ON_SYNTAX, RetryAfterPolicy};
+use crate::time::SimDuration;
 
 choices! {
     /// Whose retries a server model's limiter counts (`limiter_scope`).
@@ -23,6 +24,27 @@ choices! {
         BlackHole = "black-hole",
         FailFast = "fail-fast",
         Reset = "reset",
+    }
+}
+
+choices! {
+    /// How the server's hints to come back later travel (`hint_header`): HTTP's Retry-After, gRPC's pushback
+    /// trailer (gRFC A6), or both. A client reads only the one its protocol has (`retry_after`, `pushback`).
+    pub(crate) enum HintHeader {
+        RetryAfter = "retry-after",
+        GrpcPushback = "grpc-retry-pushback-ms",
+        Both = "both",
+    }
+}
+
+impl HintHeader {
+    /// A hint of the server's as each header carries it: the Retry-After, and the pushback.
+    pub(crate) fn split(self, hint: Option<SimDuration>) -> (Option<SimDuration>, Option<Pushback>) {
+        match self {
+            HintHeader::RetryAfter => (hint, None),
+            HintHeader::GrpcPushback => (None, hint.map(Pushback::Wait)),
+            HintHeader::Both => (hint, hint.map(Pushback::Wait)),
+        }
     }
 }
 
@@ -119,6 +141,14 @@ pub(super) const SERVER: &[ParamSpec] = &[
         ParamKind::Duration,
         "Retry-After sent with 503 when the queue is full (unset: none)",
     ),
+    ParamSpec::new(
+        Section::Model,
+        "hint_header",
+        ParamKind::Choice(HintHeader::NAMES),
+        ParamDefault::Implied(Value::Choice("retry-after")),
+        "how the hints of `overload_retry_after` and the rate limiter travel: HTTP's Retry-After, gRPC's pushback \
+         trailer grpc-retry-pushback-ms (read by clients with pushback = \"honour\"), or both",
+    ),
     distributions::network("constant"),
 ];
 
@@ -194,6 +224,7 @@ pub(super) const CLIENT: &[ParamSpec] = &[
         "Retry-After hints: honour (replaces the backoff), ignore, honour-capped (at most the cap), or aws-bounded \
          (the longer of the two, at most 5 s beyond the backoff) (unset with a preset: the preset's)",
     ),
+    client::PUSHBACK,
     ParamSpec::new(
         Section::Client,
         "limiter_scope",
@@ -225,4 +256,6 @@ pub(super) const CLIENT: &[ParamSpec] = &[
     client::IMPORT_ROUTE,
     client::IMPORT_PROFILE,
     client::IMPORT_INSTANCE,
+    client::IMPORT_VERSION,
+    client::IMPORT_READING,
 ];

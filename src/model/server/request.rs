@@ -7,7 +7,8 @@ use super::run::ServerEvent;
 use crate::metrics::Phase;
 use crate::model::trace::OpenAttempt;
 use crate::policy::limiters::Permit;
-use crate::policy::{BackoffMemory, ClientClock};
+use super::params::HintHeader;
+use crate::policy::{BackoffMemory, ClientClock, PushbackPolicy};
 use crate::time::{SimDuration, SimTime};
 
 /// Memory per request alive (the plan's memory estimate): its record (and extras, if `config` keeps them), its
@@ -33,7 +34,8 @@ pub(super) fn traced_bytes_per_request(config: &ServerConfig) -> u64 {
 
 /// Whether a run needs its requests' [`RequestExtras`].
 pub(super) fn keeps_extras(config: &ServerConfig, trace: bool) -> bool {
-    config.limiter.is_some() || config.clock.is_some() || trace
+    let reads_pushback = config.retry.pushback == PushbackPolicy::Honour && config.hint_header != HintHeader::RetryAfter;
+    config.limiter.is_some() || config.clock.is_some() || trace || reads_pushback
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -72,6 +74,8 @@ struct RequestExtras {
     slept: SimDuration,
     /// The clock its client waits by.
     clock: ClientClock,
+    /// Failed attempts when an honoured pushback last restarted the backoff (0: never).
+    restarted_at: u32,
 }
 
 /// The requests' extras, indexed by slot like the records; empty, and every read a default, when the run keeps
@@ -120,6 +124,16 @@ impl ExtrasTable {
     pub(super) fn set_slept(&mut self, slot: u32, slept: SimDuration) {
         if let Some(extras) = self.rows.get_mut(slot as usize) {
             extras.slept = slept;
+        }
+    }
+
+    pub(super) fn restarted_at(&self, slot: u32) -> u32 {
+        self.rows.get(slot as usize).map_or(0, |extras| extras.restarted_at)
+    }
+
+    pub(super) fn set_restarted_at(&mut self, slot: u32, failed_attempts: u32) {
+        if let Some(extras) = self.rows.get_mut(slot as usize) {
+            extras.restarted_at = failed_attempts;
         }
     }
 

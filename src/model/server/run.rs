@@ -432,14 +432,27 @@ impl<'a> ServerRun<'a> {
         let now = scheduler.now();
         let request = &mut self.requests[slot as usize];
         let elapsed = now - request.sent_at;
-        let failure = Failure { failed_attempts: request.failed_attempts, now, elapsed, kind, timed_out };
+        let (retry_after, pushback) = self.config.hint_header.split(kind.1);
+        let since_restart = request.failed_attempts - self.extras.restarted_at(slot);
+        let failure = Failure {
+            failed_attempts: request.failed_attempts,
+            now,
+            elapsed,
+            kind: (kind.0, retry_after),
+            pushback,
+            since_restart,
+            timed_out,
+        };
         let clock = self.extras.clock(slot);
         let align = |decision| self.clocks.align(decision, (now, elapsed), self.config.retry.deadline, &clock);
         let limiter = instance_limiter(&mut self.retry_limiters, request.client);
         match decide::after_failure(self.config, &failure, &mut request.memory, &mut self.streams.jitter, align, limiter) {
-            Next::Retry { sleep, permit } => {
+            Next::Retry { sleep, permit, restarted } => {
                 if let Some(permit) = permit {
                     self.extras.set_permit(slot, permit);
+                }
+                if restarted {
+                    self.extras.set_restarted_at(slot, failure.failed_attempts);
                 }
                 self.extras.set_slept(slot, sleep);
                 if self.sends_at_decision {

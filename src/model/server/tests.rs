@@ -162,6 +162,35 @@ fn an_honoured_retry_after_delays_the_retry_to_at_least_the_hint() {
 }
 
 #[test]
+fn a_grpc_pushback_reaches_only_clients_that_read_it_and_a_retry_after_only_the_others() {
+    let case = |header: &'static str, retry_after: &'static str, pushback: &'static str| {
+        let c = config(&[
+            ("clients", Value::Count(2)),
+            ("workers", Value::Count(1)),
+            ("queue_limit", Value::Count(0)),
+            ("service", Value::Choice("constant")),
+            ("service_mean", ms(100)),
+            ("overload_retry_after", ms(500)),
+            ("hint_header", Value::Choice(header)),
+            ("strategy", Value::Choice("constant")),
+            ("base", ms(1)),
+            ("retry_after", Value::Choice(retry_after)),
+            ("pushback", Value::Choice(pushback)),
+        ]);
+        run_metrics(&c, 7)[metric::COMPLETION_MS]
+    };
+    // Waiting the hint: the retry at 500 ms is served by 600 ms; not reading it: 1 ms retries until the worker is
+    // free, done by 300 ms.
+    let waited = |done: f64| done >= 600.0;
+    assert!(waited(case("grpc-retry-pushback-ms", "ignore", "honour")), "a gRPC client reads the pushback");
+    assert!(waited(case("both", "ignore", "honour")));
+    assert!(waited(case("both", "honour", "ignore")));
+    assert!(!waited(case("grpc-retry-pushback-ms", "honour", "ignore")), "an HTTP client reads no pushback");
+    assert!(!waited(case("retry-after", "ignore", "honour")), "a gRPC client reads no Retry-After");
+    assert!(waited(case("retry-after", "honour", "ignore")), "the default: Retry-After, read by HTTP clients");
+}
+
+#[test]
 fn the_rate_limiter_answers_429_and_its_hint_spaces_the_retries() {
     let m = run_metrics(
         &config(&[

@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// AWS SDK adaptive retry mode: the standard mode's backoff and attempts, plus the CUBIC client-side rate limiter
@@ -13,6 +13,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::AwsAdaptive),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    pushback: PushbackPolicy::Ignore,
     retry_on: None,
     deadline: None,
     source: "AWS SDKs and Tools reference guide, \"Retry behavior\" (adaptive mode); botocore retries/adaptive.py",

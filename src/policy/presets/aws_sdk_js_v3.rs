@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// The AWS SDK for JavaScript v3's standard retry strategy (`@smithy/util-retry` 4.6.2 over @smithy/core 3.41.1):
@@ -15,6 +15,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::AwsQuota2026),
     throttling_base: Some(SimDuration::from_secs(1)),
     retry_after: RetryAfterPolicy::AwsBounded,
+    pushback: PushbackPolicy::Ignore,
     retry_on: Some("429, 500, 502, 503, 504, timeout, reset"),
     deadline: None,
     source: "@smithy/util-retry 4.6.2 (@smithy/core 3.41.1 retry: StandardRetryStrategy, DefaultRetryBackoffStrategy)",

@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// AWS SDK standard retry mode, classic values: 3 attempts; the delay before retry i (1-based) is
@@ -15,6 +15,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::AwsQuota),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    pushback: PushbackPolicy::Ignore,
     retry_on: None,
     deadline: None,
     source: "AWS SDKs and Tools reference guide, \"Retry behavior\" (standard mode)",

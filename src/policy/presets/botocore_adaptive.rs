@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// botocore's adaptive retry mode as of 1.44.8 (`botocore/retries/adaptive.py`): the standard mode's sleeps,
@@ -14,6 +14,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::AwsAdaptive),
     throttling_base: Some(SimDuration::from_secs(1)),
     retry_after: RetryAfterPolicy::AwsBounded,
+    pushback: PushbackPolicy::Ignore,
     retry_on: Some("429, 500, 502, 503, 504, timeout, reset"),
     deadline: None,
     source: "botocore 1.44.8 botocore/retries/adaptive.py (ClientRateLimiter, CubicCalculator) over standard.py",

@@ -1,5 +1,5 @@
 use super::Preset;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// botocore's legacy retry mode as of 1.44.8 (`botocore/retryhandler.py` with `data/_retry.json`'s defaults): 5
@@ -13,6 +13,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Ignore,
+    pushback: PushbackPolicy::Ignore,
     retry_on: Some("429, 500, 502, 503, 504, 509, timeout, reset"),
     deadline: None,
     source: "botocore 1.44.8 botocore/retryhandler.py (delay_exponential), botocore/data/_retry.json (__default__)",

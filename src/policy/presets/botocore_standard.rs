@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// botocore's standard retry mode as of 1.44.8 (`botocore/retries/standard.py`, `quota.py`): 3 attempts; before
@@ -16,6 +16,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::AwsQuota2026),
     throttling_base: Some(SimDuration::from_secs(1)),
     retry_after: RetryAfterPolicy::AwsBounded,
+    pushback: PushbackPolicy::Ignore,
     retry_on: Some("429, 500, 502, 503, 504, timeout, reset"),
     deadline: None,
     source: "botocore 1.44.8 botocore/retries/standard.py (ExponentialBackoff, RetryQuotaChecker), quota.py",

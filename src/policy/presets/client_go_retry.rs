@@ -1,5 +1,5 @@
 use super::Preset;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// client-go's `retry.DefaultRetry` as used by `retry.RetryOnConflict` (k8s.io/client-go `util/retry/util.go`,
@@ -16,6 +16,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Ignore,
+    pushback: PushbackPolicy::Ignore,
     retry_on: None,
     deadline: None,
     source: "k8s.io/client-go util/retry/util.go (DefaultRetry); k8s.io/apimachinery pkg/util/wait/backoff.go",

@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// client-go's default controller rate limiter (k8s.io/client-go `util/workqueue/default_rate_limiters.go`,
@@ -16,6 +16,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::ClientGoBucket),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Ignore,
+    pushback: PushbackPolicy::Ignore,
     retry_on: None,
     deadline: None,
     source: "k8s.io/client-go util/workqueue/default_rate_limiters.go (ItemExponentialFailureRateLimiter 5 ms, 1000 s, MaxOf \

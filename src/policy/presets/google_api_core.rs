@@ -1,5 +1,5 @@
 use super::Preset;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// google-api-core's default `Retry` as of 2.44.0 (`google/api_core/retry/retry_base.py`): before retry n it
@@ -13,6 +13,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Ignore,
+    pushback: PushbackPolicy::Ignore,
     retry_on: Some("429, 500, 503, reset"),
     deadline: Some(SimDuration::from_secs(120)),
     source: "google-api-core 2.44.0 google/api_core/retry/retry_base.py (exponential_sleep_generator, defaults)",

@@ -1,5 +1,5 @@
 use super::Preset;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// The kubelet's CrashLoopBackOff with its defaults (kubernetes `pkg/kubelet/kubelet.go` newCrashLoopBackOff over
@@ -16,6 +16,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    pushback: PushbackPolicy::Ignore,
     retry_on: None,
     deadline: None,
     source: "Kubernetes pkg/kubelet/kubelet.go (newCrashLoopBackOff, 10 s to 300 s), client-go util/flowcontrol/backoff.go",

@@ -1,5 +1,5 @@
 use super::Preset;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// The kubelet's CrashLoopBackOff with KEP-4603's reduced decay (feature gate ReduceDefaultCrashLoopBackOffDecay,
@@ -12,6 +12,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    pushback: PushbackPolicy::Ignore,
     retry_on: None,
     deadline: None,
     source: "Kubernetes KEP-4603 (tune CrashLoopBackOff); pkg/kubelet/kubelet.go reducedInitial/MaxCrashLoopBackOff",

@@ -33,7 +33,7 @@ mod tcp_rfc6298;
 mod urllib3;
 
 use super::limiters::{Limiter, LimiterKind};
-use super::{BackoffParams, RetryAfterPolicy, RetryPolicy, Strategy};
+use super::{BackoffParams, PushbackPolicy, RetryAfterPolicy, RetryPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// One named client policy.
@@ -51,6 +51,8 @@ pub struct Preset {
     pub throttling_base: Option<SimDuration>,
     /// What the library does with a Retry-After hint.
     pub retry_after: RetryAfterPolicy,
+    /// What the library does with a gRPC pushback (only gRPC's own retries read it).
+    pub pushback: PushbackPolicy,
     /// The library's own time limit for a whole call, if it has one (the client's `deadline`, when written, wins).
     pub deadline: Option<SimDuration>,
     /// The outcomes the library retries by default, in `retry_on` syntax; `None` where the library has no list of
@@ -112,6 +114,7 @@ impl Preset {
             max_attempts: self.max_attempts,
             deadline: deadline.or(self.deadline),
             retry_after: self.retry_after,
+            pushback: self.pushback,
             throttling_base: self.throttling_base,
         }
     }

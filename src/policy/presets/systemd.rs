@@ -1,6 +1,6 @@
 use super::Preset;
 use crate::policy::limiters::LimiterKind;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// systemd `Restart=` with its defaults: RestartSec 100 ms between attempts, and the start limit
@@ -15,6 +15,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: Some(LimiterKind::Systemd),
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    pushback: PushbackPolicy::Ignore,
     retry_on: None,
     deadline: None,
     source: "systemd src/core/service.c (service_restart_usec_next); systemd.service(5) RestartSec, RestartSteps, \

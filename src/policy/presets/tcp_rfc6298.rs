@@ -1,5 +1,5 @@
 use super::Preset;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// TCP's retransmission timer (RFC 6298): initial RTO 1 s, doubled on each timeout (rule 5.5), capped at 60 s
@@ -13,6 +13,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    pushback: PushbackPolicy::Ignore,
     retry_on: None,
     deadline: None,
     source: "RFC 6298 (initial RTO 1 s, back off ×2, max ≥ 60 s); Linux tcp_retries2 = 15",

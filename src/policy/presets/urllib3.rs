@@ -1,5 +1,5 @@
 use super::Preset;
-use crate::policy::{BackoffParams, RetryAfterPolicy, Strategy};
+use crate::policy::{BackoffParams, PushbackPolicy, RetryAfterPolicy, Strategy};
 use crate::time::SimDuration;
 
 /// urllib3's `Retry.DEFAULT` as of 2.8.0 (`src/urllib3/util/retry.py`): `Retry(3)`, so 4 attempts, and
@@ -14,6 +14,7 @@ pub(super) const PRESET: Preset = Preset {
     limiter: None,
     throttling_base: None,
     retry_after: RetryAfterPolicy::Honour,
+    pushback: PushbackPolicy::Ignore,
     retry_on: Some("413, 429, 503, timeout, reset"),
     deadline: None,
     source: "urllib3 2.8.0 src/urllib3/util/retry.py (Retry.DEFAULT, get_backoff_time, DEFAULT_BACKOFF_MAX)",
