@@ -317,7 +317,8 @@ pub enum Command {
         sources and its traps.\n\n\
         Examples:\n  \
         retrylab import service-config.json --method helloworld.Greeter/SayHello\n  \
-        retrylab import ~/.aws/config --profile prod --out client.toml")]
+        retrylab import ~/.aws/config --profile prod --out client.toml\n  \
+        retrylab import virtual-service.yaml --route reviews/default --version istio=1.22")]
     Import {
         /// The configuration file.
         #[arg(value_name = "FILE")]
@@ -337,6 +338,14 @@ pub enum Command {
         /// The Resilience4j or Polly instance (retry options) to translate.
         #[arg(long, value_name = "NAME")]
         instance: Option<String>,
+        /// Read the file as this release of its consumer, where a default changed between releases
+        /// (istio=1.22, grpc-go=1.68); repeatable [default: the newest release checked, named in the output].
+        #[arg(long, value_name = "NAME=X.Y")]
+        version: Vec<String>,
+        /// For a file read two ways: a googleapis service config as the generated clients run it (gapic) or as a
+        /// gRPC channel runs it (channel) [default: gapic].
+        #[arg(long, value_name = "READING")]
+        reading: Option<String>,
         /// Write the table to this file instead of stdout.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,

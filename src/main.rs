@@ -130,9 +130,10 @@ fn execute(command: cli::Command) -> Result<(), retrylab::Error> {
             };
             commands::delays(&DelaysOptions { policy, set, retries, samples, seed, error, format }, &mut stdout)
         }
-        cli::Command::Import { file, format, method, route, profile, instance, out } => {
+        cli::Command::Import { file, format, method, route, profile, instance, version, reading, out } => {
             let choice = method.or(route).or(profile).or(instance);
-            commands::import(&commands::ImportOptions { file, format, choice, out }, &mut stdout)
+            let options = commands::ImportOptions { file, format, choice, versions: version, reading, out };
+            commands::import(&options, &mut stdout)
         }
         cli::Command::Metrics { model, markdown } => commands::metrics(model.as_deref(), markdown, &mut stdout),
         cli::Command::Show { dirs } => commands::show(&dirs, &View::for_stdout(), &mut stdout),

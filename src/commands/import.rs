@@ -17,12 +17,19 @@ pub struct ImportOptions {
     pub format: Option<String>,
     /// The method, route or profile to translate, for files that hold several.
     pub choice: Option<String>,
+    /// `NAME=X.Y` releases to read the file as (`--version`), where a default changed between releases.
+    pub versions: Vec<String>,
+    /// How to read a file that can be read two ways (`--reading`, e.g. `channel` for a googleapis config).
+    pub reading: Option<String>,
     /// Where to write the table instead of stdout.
     pub out: Option<PathBuf>,
 }
 
 pub fn import(options: &ImportOptions, stdout: &mut dyn Write) -> Result<(), Error> {
-    let (format, imported) = import::import_file(&options.file, options.format.as_deref(), options.choice.as_deref())?;
+    let pins = import::versions::parse_pins(options.versions.iter().map(String::as_str))
+        .map_err(|message| Error::Usage(format!("--version: {message}")))?;
+    let ask = import::Ask { choice: options.choice.as_deref(), pins: &pins, reading: options.reading.as_deref() };
+    let (format, imported) = import::import_file(&options.file, options.format.as_deref(), &ask)?;
     check_runs(&imported, &options.file.display().to_string())?;
     let entry = imported.entry.as_deref().map_or_else(String::new, |entry| format!(", {} {entry}", format.entry));
     let header = format!("retrylab import {} ({}{entry})", options.file.display(), format.name);

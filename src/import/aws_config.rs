@@ -5,7 +5,7 @@
 //! `max_attempts` counts every attempt, the first included. Only the retry keys are read; a key that looks like a
 //! misspelt one (`retry-mode`, `max_retries`) is refused rather than silently left at its default.
 
-use super::{Format, Imported, Input, Problem, choose};
+use super::{Ask, Format, Imported, Input, Problem, choose};
 use crate::error::LineCol;
 
 pub(super) const FORMAT: Format = Format {
@@ -13,7 +13,10 @@ pub(super) const FORMAT: Format = Format {
     about: "AWS shared config file (~/.aws/config): a profile's retry_mode and max_attempts",
     entry: "profile",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[],
+    readings: &[],
 };
 
 /// Each mode as the lab's preset, with why, and the presets of the SDKs that since 2026 run it from a 50 ms base
@@ -82,11 +85,11 @@ fn detect(input: &Input<'_>) -> bool {
     })
 }
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let sections = sections(input.text)?;
     let entries: Vec<(String, &Section)> =
         sections.iter().map(|section| (section.profile.clone(), section)).collect();
-    let (name, section) = choose(&entries, choice, "profile")?;
+    let (name, section) = choose(&entries, ask.choice, "profile")?;
     let mut imported = Imported { entry: Some(name.clone()), ..Imported::default() };
     let field = |key: &str| format!("[{}] {key}", if name == "default" { "default".to_owned() } else { format!("profile {name}") });
     for (key, _, at) in &section.keys {

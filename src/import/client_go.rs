@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::{Format, Imported, Input, Problem, choose, lab_duration};
+use super::{Ask, Format, Imported, Input, Problem, choose, lab_duration};
 use crate::error::LineCol;
 
 pub(super) const FORMAT: Format = Format {
@@ -16,7 +16,10 @@ pub(super) const FORMAT: Format = Format {
     about: "Kubernetes wait.Backoff literals in Go source, and client-go's retry.DefaultRetry / DefaultBackoff",
     entry: "instance",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[],
+    readings: &[],
 };
 
 /// client-go's two defaults: (name, Duration ms, Factor, Jitter, Steps).
@@ -84,9 +87,9 @@ fn detect(input: &Input<'_>) -> bool {
     !literals(input.text).is_empty()
 }
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let found = literals(input.text);
-    let (name, literal) = choose(&found, choice, "instance")?;
+    let (name, literal) = choose(&found, ask.choice, "instance")?;
     let mut imported = Imported { entry: Some(name.clone()), ..Imported::default() };
     let field = |key: &str| format!("{name}.{key}");
     let mut duration = Duration::ZERO;

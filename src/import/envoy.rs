@@ -11,14 +11,17 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
-use super::{Format, expected, seconds, text, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
+use super::{Ask, Format, expected, seconds, text, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
     name: "envoy",
     about: "Envoy route retry_policy, route timeout and the cluster's circuit breakers (v3 API)",
     entry: "route",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[],
+    readings: &[],
 };
 
 const RETRY_KEYS: &[&str] = &[
@@ -108,11 +111,11 @@ fn virtual_host<'n>(host: &'n Node, index: usize, found: &mut Vec<(String, Found
 }
 
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let document = input.document()?;
     let mut found = Vec::new();
     policies(document, &mut found);
-    let (label, entry) = choose(&found, choice, "route")?;
+    let (label, entry) = choose(&found, ask.choice, "route")?;
     let mut imported = Imported { entry: Some(label.clone()), ..Imported::default() };
     if entry.inherited {
         imported.warn(Some(entry.policy.at), "retry_policy", "the route has none of its own: its virtual host's applies");

@@ -9,7 +9,8 @@
 //! count is at or below half of `maxTokens`: the lab's `grpc` limiter.
 
 use super::doc::{Node, Value};
-use super::{Format, expected, seconds, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
+use super::{Ask, Format, expected, seconds, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
+use super::versions::{self, Change, Consumer, Version};
 use std::time::Duration;
 
 pub(super) const FORMAT: Format = Format {
@@ -17,7 +18,10 @@ pub(super) const FORMAT: Format = Format {
     about: "gRPC service config JSON: methodConfig retryPolicy, retryThrottling (gRFC A6)",
     entry: "method",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[&versions::GRPC_CORE, &versions::GRPC_GO, &versions::GRPC_JAVA],
+    readings: &[],
 };
 
 /// gRPC clamps `maxAttempts` to this (gRFC A6: "values greater than 5 are treated as 5").
@@ -78,7 +82,7 @@ fn detect(input: &Input<'_>) -> bool {
     input.document().is_ok_and(|document| document.get("methodConfig").is_some() || document.get("retryThrottling").is_some())
 }
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let mut document = input.document()?.clone();
     if !matches!(document.value, Value::Map(_)) {
         return Err(Problem::new(Some(document.at), "", format!("expected a JSON object, found {}", document.kind())));
@@ -114,7 +118,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
             seen.push(name);
         }
     }
-    let (entry, (index, method)) = match choice {
+    let (entry, (index, method)) = match ask.choice {
         Some(wanted) => match lookup(&entries, wanted) {
             Some(found) => found,
             None => choose(&entries, Some(wanted), "method")?,
@@ -129,7 +133,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
             let message = "a method config holds a retryPolicy or a hedgingPolicy, not both (gRFC A6)";
             return Err(Problem::new(Some(hedging.at), &format!("{field}.hedgingPolicy"), message));
         }
-        (Some(policy), None) => retry_policy(policy, &format!("{field}.retryPolicy"), deadline, &mut imported)?,
+        (Some(policy), None) => retry_policy(policy, &format!("{field}.retryPolicy"), deadline, ask, &mut imported)?,
         (None, Some(hedging)) => {
             imported.set("max_attempts", 1, format!("{field}: a hedgingPolicy, which this [client] table does not model"));
             imported.warn(
@@ -221,10 +225,45 @@ fn whole_milliseconds(policy: &Node, field: &str, base: Duration, cap: Duration,
     }
 }
 
+/// The implementations that drew full jitter before A6's 2024 change, and that change.
+const FULL_JITTER_UNTIL: &[(&Consumer, &Change)] = &[
+    (&versions::GRPC_GO, &versions::GRPC_GO_TWENTY_PERCENT),
+    (&versions::GRPC_JAVA, &versions::GRPC_JAVA_TWENTY_PERCENT),
+];
+
+/// The backoff's strategy: ±20% (`grpc-jitter`), as gRFC A6 has said since 2024 and every implementation draws
+/// now, unless `--version` names an implementation's release from before its change (full jitter, U(0, b_n)).
+fn jitter(field: &str, ask: &Ask<'_>, imported: &mut Imported) {
+    let older = FULL_JITTER_UNTIL
+        .iter()
+        .find(|(consumer, change)| ask.named(consumer) && ask.release(consumer) < change.since);
+    if let Some((consumer, change)) = older {
+        let from = format!("{field}: full jitter, U(0, the capped exponential), as gRPC drew it before gRFC A6's 2024 change");
+        imported.set("strategy", "full-jitter-from-base", from);
+        imported.holds_for(consumer, change, ask);
+        return;
+    }
+    imported.set("strategy", "grpc-jitter", format!("{field}: gRFC A6 backoff, U(0.8, 1.2) × the capped exponential"));
+    let releases: Vec<String> =
+        FULL_JITTER_UNTIL.iter().map(|(consumer, change)| format!("{} {} or later", consumer.title, change.since)).collect();
+    let older: Vec<String> = FULL_JITTER_UNTIL
+        .iter()
+        .map(|(consumer, change)| {
+            format!("{}={}", consumer.name, Version::new(change.since.major(), change.since.minor() - 1, 0))
+        })
+        .collect();
+    imported.read_as(format!(
+        "the C core, {}: ±20% jitter (before those releases full jitter: --version {})",
+        releases.join(" and "),
+        older.join(" or ")
+    ));
+}
+
 fn retry_policy(
     policy: &Node,
     field: &str,
     deadline: Option<std::time::Duration>,
+    ask: &Ask<'_>,
     imported: &mut Imported,
 ) -> Result<(), Problem> {
     known_keys(policy, RETRY_KEYS, field)?;
@@ -242,7 +281,7 @@ fn retry_policy(
         return Err(Problem::new(Some(attempts_node.at), &format!("{field}.maxAttempts"), message));
     }
     let used = attempts.min(MAX_ATTEMPTS_LIMIT);
-    imported.set("strategy", "grpc-jitter", format!("{field}: gRFC A6 backoff, U(0.8, 1.2) × the capped exponential"));
+    jitter(field, ask, imported);
     imported.set("max_attempts", used, format!("{field}.maxAttempts = {attempts}: every attempt, the first included"));
     if attempts > MAX_ATTEMPTS_LIMIT {
         imported.warn(
@@ -327,7 +366,8 @@ fn retry_policy(
     }
     let values: Vec<toml::Value> = retry_on.iter().map(|outcome| toml::Value::from(*outcome)).collect();
     imported.set("retry_on", values, format!("{field}.retryableStatusCodes [{listed}], as the server model answers them"));
-    imported.set("retry_after", "honour", "gRPC honours the server's pushback (grpc-retry-pushback-ms) as Retry-After");
+    imported.set("retry_after", "ignore", "a gRPC client reads no HTTP Retry-After");
+    imported.set("pushback", "honour", "gRPC retries after the server's pushback (grpc-retry-pushback-ms) and restarts the backoff");
     Ok(())
 }
 

@@ -15,14 +15,17 @@ use std::time::Duration;
 
 use super::doc::{Node, Value};
 use super::envoy::outcomes_of;
-use super::{Format, expected, text, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
+use super::{Ask, Format, expected, text, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
     name: "istio",
     about: "Istio VirtualService http retries and timeout, with the DestinationRule's retry budget",
     entry: "route",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[],
+    readings: &[],
 };
 
 const RETRY_KEYS: &[&str] = &["attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities", "retryIgnorePreviousHosts", "backoff"];
@@ -45,7 +48,7 @@ fn detect(input: &Input<'_>) -> bool {
 }
 
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let documents = input.documents()?;
     let mut routes = Vec::new();
     for service in documents.iter().filter(|d| kind_of(d) == Some("VirtualService")) {
@@ -57,7 +60,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
             }
         }
     }
-    let (label, route) = choose(&routes, choice, "route")?;
+    let (label, route) = choose(&routes, ask.choice, "route")?;
     let mut imported = Imported { entry: Some(label.clone()), ..Imported::default() };
     imported.set("strategy", "full-jitter-from-base", "Envoy's backoff: U(0, min(base · 2^(n−1), 10 · base))");
     let route_timeout = route.get("timeout").map(|node| go_duration(node, "timeout")).transpose()?;

@@ -12,14 +12,17 @@ use std::time::Duration;
 
 use super::doc::{Node, Value};
 use super::istio::go_duration;
-use super::{Format, expected, text, Imported, Input, Problem, choose, lab_duration};
+use super::{Ask, Format, expected, text, Imported, Input, Problem, choose, lab_duration};
 
 pub(super) const FORMAT: Format = Format {
     name: "linkerd",
     about: "Linkerd retry annotations (2.16+) on a Service or route, and legacy ServiceProfile budgets",
     entry: "route",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[],
+    readings: &[],
 };
 
 const ANNOTATIONS: &[&str] = &[
@@ -66,10 +69,10 @@ fn detect(input: &Input<'_>) -> bool {
     input.tree.as_ref().is_ok_and(|documents| !entries(documents).is_empty())
 }
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let documents = input.documents()?;
     let found = entries(documents);
-    let (label, entry) = choose(&found, choice, "route")?;
+    let (label, entry) = choose(&found, ask.choice, "route")?;
     let mut imported = Imported { entry: Some(label.clone()), ..Imported::default() };
     match entry {
         Entry::Annotated(annotations) => annotated(annotations, &mut imported)?,

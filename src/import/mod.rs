@@ -5,11 +5,17 @@
 //! each with its sources.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use crate::error::{InputError, LineCol, Origin};
 
 pub(crate) mod doc;
+mod read;
+pub(crate) mod versions;
+
+pub(crate) use read::{check_ask, format_of, import_file, read_config, translate};
+#[cfg(test)]
+pub(crate) use read::MAX_CONFIG_BYTES;
+use versions::{Change, Consumer, Pinned, Version};
 
 /// Declares the formats: each module exports `FORMAT`, and the list's order is the order detection tries them.
 macro_rules! formats {
@@ -34,8 +40,39 @@ pub(crate) struct Format {
     pub(crate) entry: &'static str,
     /// Whether the file looks like this format.
     pub(crate) detect: fn(&Input<'_>) -> bool,
+    /// Why a file that nearly looks like this format is not one (a duplicate section, a misplaced key), for the
+    /// refusal of a file no format recognises.
+    pub(crate) near_miss: Option<fn(&Input<'_>) -> Option<Problem>>,
     /// The chosen entry (or the only one) in the lab's vocabulary.
-    pub(crate) translate: fn(&Input<'_>, Option<&str>) -> Result<Imported, Problem>,
+    pub(crate) translate: fn(&Input<'_>, &Ask<'_>) -> Result<Imported, Problem>,
+    /// Whose releases change the translation ([`versions`]); `--version` may name only these.
+    pub(crate) consumers: &'static [&'static Consumer],
+    /// The ways the file can be read (`--reading`), the default first, each with what it means; empty when there
+    /// is one.
+    pub(crate) readings: &'static [(&'static str, &'static str)],
+}
+
+/// What the user asked of a translation beyond the file: the entry, the releases, the reading.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Ask<'a> {
+    /// The method, route, profile or instance (`--method`, …), when the file holds several.
+    pub(crate) choice: Option<&'a str>,
+    /// Releases named with `--version`, checked against the format's consumers.
+    pub(crate) pins: &'a [Pinned],
+    /// `--reading`, checked against the format's readings.
+    pub(crate) reading: Option<&'a str>,
+}
+
+impl Ask<'_> {
+    /// The release of `consumer` to read the file as: the one named, else the newest checked.
+    pub(crate) fn release(&self, consumer: &'static Consumer) -> Version {
+        self.pins.iter().find(|pin| std::ptr::eq(pin.consumer, consumer)).map_or(consumer.newest, |pin| pin.version)
+    }
+
+    /// Whether `--version` named a release of `consumer`.
+    pub(crate) fn named(&self, consumer: &'static Consumer) -> bool {
+        self.pins.iter().any(|pin| std::ptr::eq(pin.consumer, consumer))
+    }
 }
 
 /// A file to import: its text and, when it reads as YAML or JSON, its documents.
@@ -97,6 +134,9 @@ pub(crate) struct Imported {
     pub(crate) entry: Option<String>,
     pub(crate) settings: Vec<Setting>,
     pub(crate) warnings: Vec<Problem>,
+    /// For which releases the translation holds, where a default it relies on changed between releases: one line
+    /// each (`Istio 1.24 or later: a route without retries leaves a plain 503 alone`).
+    pub(crate) releases: Vec<String>,
 }
 
 /// One `[client]` key: its TOML value and where it came from in the file.
@@ -117,12 +157,43 @@ impl Imported {
         self.warnings.push(Problem::new(at, field, message));
     }
 
+    /// Records that the translation relies on a default of `consumer` that `change` changed: the line says which
+    /// side of the change the release read is on, and how to read another. Returns whether that release has the
+    /// change.
+    pub(crate) fn holds_for(&mut self, consumer: &'static Consumer, change: &Change, ask: &Ask<'_>) -> bool {
+        let release = ask.release(consumer);
+        let range = consumer.range(release, change.since);
+        let changed = release >= change.since;
+        let what = if changed { change.after } else { change.before };
+        let line = if ask.named(consumer) {
+            format!("{range} (--version {}={release}; {}): {what}", consumer.name, change.source)
+        } else {
+            format!(
+                "{range} (assumed: the newest release checked is {}; --version {}=X.Y reads another; {}): {what}",
+                consumer.newest, consumer.name, change.source
+            )
+        };
+        self.read_as(line);
+        changed
+    }
+
+    /// Records for which releases the translation holds, in words of the format's own.
+    pub(crate) fn read_as(&mut self, line: String) {
+        if !self.releases.contains(&line) {
+            self.releases.push(line);
+        }
+    }
+
     /// The `[client]` table as TOML, each line commented with its source, the traps listed after it.
     pub(crate) fn client_block(&self, header: &str) -> String {
         let lines: Vec<String> =
             self.settings.iter().map(|setting| format!("{} = {}", setting.key, setting.value)).collect();
         let width = lines.iter().map(|line| line.chars().count()).max().unwrap_or(0);
-        let mut block = format!("# {header}\n[client]\n");
+        let mut block = format!("# {header}\n");
+        for line in &self.releases {
+            let _ = writeln!(block, "# {line}");
+        }
+        block.push_str("[client]\n");
         for (line, setting) in lines.iter().zip(&self.settings) {
             let _ = writeln!(block, "{line:width$}  # {}", setting.from);
         }
@@ -147,67 +218,9 @@ pub(crate) fn describe(warning: &Problem) -> String {
     format!("{place}{}", warning.message)
 }
 
-/// Reads `path` as `format` (or the format it looks like) and translates the entry `choice` names (or the only
-/// one).
-pub(crate) fn import_file(
-    path: &Path,
-    format: Option<&str>,
-    choice: Option<&str>,
-) -> Result<(&'static Format, Imported), crate::Error> {
-    let file = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|source| crate::Error::ReadScenario { path: path.to_owned(), source })?;
-    let format = match format {
-        Some(name) => Some(format_named(name).ok_or_else(|| {
-            crate::Error::Usage(format!("unknown format {name:?}; valid: {}", FORMAT_NAMES.join(", ")))
-        })?),
-        None => None,
-    };
-    Ok(translate(&file, &text, format, choice)?)
-}
-
 /// The format whose `--format` name is `name`.
 pub(crate) fn format_named(name: &str) -> Option<&'static Format> {
     FORMATS.iter().copied().find(|format| format.name == name)
-}
-
-/// `text` (the file `file`, as messages name it) read as `format` (or the format it looks like), the entry
-/// `choice` names (or the only one) translated; what is wrong is located in the file where it can be.
-pub(crate) fn translate(
-    file: &str,
-    text: &str,
-    format: Option<&'static Format>,
-    choice: Option<&str>,
-) -> Result<(&'static Format, Imported), InputError> {
-    let input = Input::new(text);
-    let format = match format {
-        Some(format) => format,
-        None => recognise(file, &input)?,
-    };
-    let imported = (format.translate)(&input, choice).map_err(|problem| problem.into_input_error(file))?;
-    Ok((format, imported))
-}
-
-/// The format `text` (the file `file`) looks like.
-pub(crate) fn format_of(file: &str, text: &str) -> Result<&'static Format, InputError> {
-    recognise(file, &Input::new(text))
-}
-
-fn recognise(file: &str, input: &Input<'_>) -> Result<&'static Format, InputError> {
-    let text = input.text;
-    FORMATS.iter().copied().find(|format| (format.detect)(input)).ok_or_else(|| {
-        // A YAML or JSON file that does not parse is reported where it breaks, not as an unknown format.
-        let extension = Path::new(file).extension().and_then(|e| e.to_str());
-        let tree_like = matches!(extension, Some("json" | "yaml" | "yml")) || text.trim_start().starts_with('{');
-        if let (true, Err(error)) = (tree_like, &input.tree) {
-            let message = format!("invalid YAML/JSON: {}", error.message);
-            return Problem::new(Some(error.at), "", message).into_input_error(file);
-        }
-        let listed: Vec<String> =
-            FORMATS.iter().map(|format| format!("  {:<12} {}", format.name, format.about)).collect();
-        let message = format!("not a format retrylab recognises; name it with --format:\n{}", listed.join("\n"));
-        InputError::new(file, Origin::Default, None, message)
-    })
 }
 
 /// The formats' `--format` names, in the order detection tries them.

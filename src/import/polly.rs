@@ -11,14 +11,17 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
-use super::{Format, expected, Imported, Input, LONGEST_SLEEP, Problem, choose, known_keys, lab_duration, scaled, duration_from_secs, shown, too_long};
+use super::{Ask, Format, expected, Imported, Input, LONGEST_SLEEP, Problem, choose, known_keys, lab_duration, scaled, duration_from_secs, shown, too_long};
 
 pub(super) const FORMAT: Format = Format {
     name: "polly",
     about: "Polly v8 RetryStrategyOptions and the HTTP standard resilience handler, as appsettings JSON binds them",
     entry: "instance",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[],
+    readings: &[],
 };
 
 const RETRY_KEYS: &[&str] =
@@ -48,11 +51,11 @@ fn detect(input: &Input<'_>) -> bool {
     })
 }
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let document = input.document()?;
     let mut found = Vec::new();
     find(document, "", None, &mut found);
-    let (path, (options, standard)) = choose(&found, choice, "instance")?;
+    let (path, (options, standard)) = choose(&found, ask.choice, "instance")?;
     let mut imported = Imported { entry: Some(path.clone()), ..Imported::default() };
     known_keys(options, RETRY_KEYS, path)?;
     let http = standard.is_some() || path.ends_with("Retry");

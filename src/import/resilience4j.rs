@@ -12,14 +12,17 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
-use super::{Format, expected, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
+use super::{Ask, Format, expected, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
     name: "resilience4j",
     about: "Resilience4j retry instances as Spring Boot binds them (resilience4j.retry.instances)",
     entry: "instance",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[],
+    readings: &[],
 };
 
 const KEYS: &[&str] = &[
@@ -84,7 +87,7 @@ fn fields<'n>(node: &'n Node, field: &str) -> Result<Vec<(String, &'n Node)>, Pr
     Ok(out)
 }
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let document = input.document()?;
     let section = retry_section(document).ok_or_else(|| Problem::new(None, "resilience4j.retry", "missing"))?;
     known_keys(section, &["configs", "instances", "backends"], "resilience4j.retry")?;
@@ -97,7 +100,7 @@ fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Proble
     let configs = named("configs");
     let mut instances = named("instances");
     instances.extend(named("backends"));
-    let (name, instance) = choose(&instances, choice, "instance")?;
+    let (name, instance) = choose(&instances, ask.choice, "instance")?;
     let mut imported = Imported { entry: Some(name.clone()), ..Imported::default() };
     let own = fields(instance, &format!("instances.{name}"))?;
     // The template: baseConfig's, else configs.default's (merged into every instance), else none.

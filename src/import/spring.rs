@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use super::{Format, Imported, Input, Problem, choose, lab_duration};
+use super::{Ask, Format, Imported, Input, Problem, choose, lab_duration};
 use crate::error::LineCol;
 
 pub(super) const FORMAT: Format = Format {
@@ -18,7 +18,10 @@ pub(super) const FORMAT: Format = Format {
     about: "Spring Retry @Retryable/@Backoff and Spring Framework 7 @Retryable annotations in Java or Kotlin source",
     entry: "method",
     detect,
+    near_miss: None,
     translate,
+    consumers: &[],
+    readings: &[],
 };
 
 /// Spring Retry caps exponential waits here when `maxDelay` does not exceed `delay` (ExponentialBackOffPolicy).
@@ -120,9 +123,9 @@ fn detect(input: &Input<'_>) -> bool {
     !annotations(input.text).is_empty()
 }
 
-fn translate(input: &Input<'_>, choice: Option<&str>) -> Result<Imported, Problem> {
+fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let found = annotations(input.text);
-    let (method, annotation) = choose(&found, choice, "method")?;
+    let (method, annotation) = choose(&found, ask.choice, "method")?;
     let mut imported = Imported { entry: Some(method.clone()), ..Imported::default() };
     let has = |key: &str| annotation.attributes.iter().any(|(name, _, _)| name == key);
     let spring7 = SPRING7_KEYS.iter().any(|key| *key != "value" && has(key))

@@ -22,15 +22,13 @@ use crate::error::InputError;
 use crate::import::{self, Format};
 use crate::params::{ParamSpec, Part, Value};
 
-/// The largest configuration file read: far beyond any retry configuration written by hand.
-const MAX_IMPORT_BYTES: u64 = 1 << 20;
-
 /// The most distinct imports a scenario's sweep may ask for.
 const MAX_IMPORTS: usize = 256;
 
 /// Keys a translation may give that a model without them has no use for: left out, with a note.
 const LEFT_OUT_WHERE_ABSENT: &[(&str, &str)] = &[
     ("retry_after", "this model's services send no Retry-After"),
+    ("pushback", "this model's services send no gRPC pushback"),
     ("limiter_scope", "each caller of this model keeps its own limiter"),
 ];
 
@@ -56,6 +54,9 @@ struct Request {
     entry: Option<(&'static str, String)>,
     /// For a `[layer.*]` table: only the keys such a table may set apply.
     for_part: bool,
+    /// `import_version` and `import_reading` as written, each with where.
+    versions: Option<(String, Origin)>,
+    reading: Option<(String, Origin)>,
 }
 
 /// Reads and translates every configuration `scenario` imports (each value of a swept `import` included); a file
@@ -172,7 +173,8 @@ fn request_of(
     }
     let format = get("import_format").and_then(|(name, _)| import::format_named(&name)).map(|format| format.name);
     let entry = entries.pop().map(|(key, name, _)| (key, name));
-    Ok(Some((Request { file, format, entry, for_part }, origin)))
+    let (versions, reading) = (get("import_version"), get("import_reading"));
+    Ok(Some((Request { file, format, entry, for_part, versions, reading }, origin)))
 }
 
 /// Reads and translates one requested file for `scenario`'s model.
@@ -181,17 +183,7 @@ fn read(scenario: &Scenario, request: Request, origin: &Origin, key: &str) -> Re
     let folder = scenario.path.parent().unwrap_or(Path::new(""));
     let path = folder.join(&request.file);
     let shown = path.display().to_string();
-    let metadata = std::fs::metadata(&path).map_err(|error| at_key(format!("cannot read {shown}: {error}")))?;
-    if !metadata.is_file() {
-        return Err(at_key(format!("{shown} is not a file")));
-    }
-    if metadata.len() > MAX_IMPORT_BYTES {
-        return Err(at_key(format!(
-            "{shown} holds {} bytes, more than a retry configuration may ({MAX_IMPORT_BYTES})",
-            metadata.len()
-        )));
-    }
-    let text = std::fs::read_to_string(&path).map_err(|error| at_key(format!("cannot read {shown}: {error}")))?;
+    let text = import::read_config(&path, &shown).map_err(at_key)?;
     let imported_by = format!("imported by {}", place(scenario, origin, key));
     let in_file = |error: InputError| InputError { message: format!("{} ({imported_by})", error.message), ..error };
     let format = match request.format.and_then(import::format_named) {
@@ -199,8 +191,32 @@ fn read(scenario: &Scenario, request: Request, origin: &Origin, key: &str) -> Re
         None => import::format_of(&shown, &text).map_err(in_file)?,
     };
     check_entry_key(&request, format).map_err(at_key)?;
-    let choice = request.entry.as_ref().map(|(_, name)| name.as_str());
-    let (format, imported) = import::translate(&shown, &text, Some(format), choice).map_err(in_file)?;
+    let at = |(_, written): &(String, Origin), key: &str, message: String| {
+        let prefix = if request.for_part { "" } else { "client." };
+        scenario.error(written.clone(), Some(format!("{prefix}{key}")), message)
+    };
+    let pins = match &request.versions {
+        Some(versions) => {
+            import::versions::parse_pins([versions.0.as_str()]).map_err(|m| at(versions, "import_version", m))?
+        }
+        None => Vec::new(),
+    };
+    let ask = import::Ask {
+        choice: request.entry.as_ref().map(|(_, name)| name.as_str()),
+        pins: &pins,
+        reading: request.reading.as_ref().map(|(reading, _)| reading.as_str()),
+    };
+    if let Err(message) = import::check_ask(format, &ask) {
+        let message = message.replace("--version", "import_version").replace("--reading", "import_reading");
+        let (key, written) = match (&request.reading, &request.versions) {
+            (Some(reading), _) if message.starts_with("import_reading") => ("import_reading", reading),
+            (_, Some(versions)) => ("import_version", versions),
+            (Some(reading), None) => ("import_reading", reading),
+            (None, None) => unreachable!("an empty ask passes every check"),
+        };
+        return Err(at(written, key, message));
+    }
+    let (format, imported) = import::translate(&shown, &text, Some(format), &ask).map_err(in_file)?;
     let entry = imported.entry.as_deref().map_or_else(String::new, |entry| format!(", {} {entry}", format.entry));
     let label = format!("{} ({}{entry})", request.file, format.name);
     let mut notes: Vec<String> = imported
@@ -322,7 +338,8 @@ pub(super) fn fill(
     labels
 }
 
-/// Every trap the scenario's imports crossed, and every key left out, one line each (printed before a run).
+/// Every trap the scenario's imports crossed, and every key left out, one line each (printed before a run); for a
+/// call graph whose tables import, which callers' policies still come from the model-wide keys.
 pub(crate) fn notes(scenario: &Scenario) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
     for note in scenario.imports.iter().flat_map(|imported| &imported.notes) {
@@ -330,7 +347,51 @@ pub(crate) fn notes(scenario: &Scenario) -> Vec<String> {
             notes.push(note.clone());
         }
     }
+    notes.extend(model_wide_callers(scenario));
     notes
+}
+
+/// For a call graph whose `[layer.*]` tables import: the import sets only its own service's policy, so name the
+/// other callers (the users' clients and every service that calls others without an import or `max_attempts` of
+/// its own) and the model-wide `max_attempts` they run with.
+fn model_wide_callers(scenario: &Scenario) -> Option<String> {
+    let table = scenario.model.part_table()?.table;
+    let importing: Vec<&str> =
+        scenario.parts.iter().filter(|part| part.get("import").is_some()).map(|part| part.name.as_str()).collect();
+    if importing.is_empty() {
+        return None;
+    }
+    let own_policy = |part: &crate::params::Part| part.get("import").is_some() || part.get("max_attempts").is_some();
+    let mut others = vec!["the users' clients".to_owned()];
+    others.extend(
+        scenario
+            .parts
+            .iter()
+            .filter(|part| !part.links.is_empty() && !own_policy(part))
+            .map(|part| format!("[{table}.{}]", part.name)),
+    );
+    let written = scenario.settings.iter().find(|setting| setting.spec.key == "max_attempts");
+    let swept = scenario.sweep.iter().find(|axis| axis.spec.key == "max_attempts");
+    let attempts = match (swept, written.and_then(|setting| setting.value.as_ref().map(|v| (v, &setting.origin)))) {
+        (Some(axis), _) => {
+            let values: Vec<String> = axis.values.iter().map(ToString::to_string).collect();
+            format!("the swept max_attempts ({})", values.join(", "))
+        }
+        (None, Some((value, origin))) if *origin != Origin::Default => format!("max_attempts = {value}"),
+        _ => "no max_attempts written, so 1 attempt each: no retries".to_owned(),
+    };
+    let tables: Vec<String> = importing.iter().map(|name| format!("[{table}.{name}]")).collect();
+    let others = match others.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => unreachable!("the users' clients are always there"),
+    };
+    Some(format!(
+        "{} import{} a policy for {} own service alone; {others} run the model-wide [client] policy: {attempts}",
+        tables.join(", "),
+        if tables.len() == 1 { "s" } else { "" },
+        if tables.len() == 1 { "its" } else { "each one's" },
+    ))
 }
 
 #[cfg(test)]

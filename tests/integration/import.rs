@@ -114,7 +114,7 @@ fn bad_files_are_refused_with_their_place_and_nothing_is_written() {
             &["--profile", "dev"][..],
             "no profile \"dev\" in the file; it holds:\n  prod",
         ),
-        ("other.yaml", "kind: Thing\n".to_owned(), &[][..], "not a format retrylab recognises"),
+        ("other.yaml", "kind: Thing\n".to_owned(), &[][..], "no retry configuration of a format retrylab reads"),
     ] {
         let file = folder.path().join(name);
         std::fs::write(&file, text).unwrap();

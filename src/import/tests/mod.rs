@@ -6,7 +6,16 @@ mod libraries;
 mod mesh;
 
 fn import(format: &Format, text: &str, choice: Option<&str>) -> Result<Imported, Problem> {
-    (format.translate)(&Input::new(text), choice)
+    (format.translate)(&Input::new(text), &Ask { choice, ..Ask::default() })
+}
+
+/// Reads `file` as `format` (or the format it looks like), the entry `choice` names.
+fn import_file(
+    file: &std::path::Path,
+    format: Option<&str>,
+    choice: Option<&str>,
+) -> Result<(&'static Format, Imported), crate::Error> {
+    super::import_file(file, format, &Ask { choice, ..Ask::default() })
 }
 
 fn value(imported: &Imported, key: &str) -> Option<String> {
@@ -43,7 +52,8 @@ fn a_grpc_retry_policy_becomes_the_labs_keys_field_by_field() {
         ("retry_on", "[\"502\", \"503\", \"reset\", \"429\"]"),
         ("timeout", "\"2s\""),
         ("deadline", "\"2s\""),
-        ("retry_after", "\"honour\""),
+        ("retry_after", "\"ignore\""),
+        ("pushback", "\"honour\""),
         ("limiter", "\"grpc\""),
         ("max_tokens", "10.0"),
         ("token_ratio", "0.123"),
@@ -265,7 +275,11 @@ fn the_block_names_each_keys_source_and_lists_the_traps() {
     let imported = import(&grpc::FORMAT, GRPC, Some("helloworld.Greeter/SayHello")).unwrap();
     let block = imported.client_block("retrylab import svc.json (grpc, method helloworld.Greeter/SayHello)");
     assert!(
-        block.starts_with("# retrylab import svc.json (grpc, method helloworld.Greeter/SayHello)\n[client]\n"),
+        block.starts_with(
+            "# retrylab import svc.json (grpc, method helloworld.Greeter/SayHello)\n# the C core, grpc-go 1.69 or \
+             later and grpc-java 1.80 or later: ±20% jitter (before those releases full jitter: --version \
+             grpc-go=1.68 or grpc-java=1.79)\n[client]\n"
+        ),
         "{block}"
     );
     assert!(block.contains("max_attempts = 5 "), "{block}");
@@ -329,5 +343,5 @@ fn a_translation_the_lab_cannot_run_is_refused_and_files_are_read_by_name_or_sha
     assert!(error.contains("invalid YAML/JSON"), "a file that opens with {{ is read as JSON: {error}");
     std::fs::write(&text, "just words\n").unwrap();
     let error = import_file(&text, None, None).err().unwrap().to_string();
-    assert!(error.contains("not a format retrylab recognises"), "{error}");
+    assert!(error.contains("no retry configuration of a format retrylab reads was found"), "{error}");
 }

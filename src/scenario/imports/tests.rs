@@ -102,7 +102,7 @@ fn requests_that_cannot_mean_one_file_and_one_entry_are_refused_at_their_key() {
     let error = refused("import = \"#shop.Cart/*\"", &[]);
     assert!(error.contains("client.import: names no file"), "{error}");
     let error = refused("import = \"configs\"", &[]);
-    assert!(error.contains("configs is not a file"), "{error}");
+    assert!(error.contains("configs is a folder; give the configuration file itself"), "{error}");
     let error = refused("import = \"configs/none.json\"", &[]);
     assert!(error.contains(":8:10: client.import: cannot read"), "{error}");
     let error = refused("import = \"configs/grpc.json\"", &[]);
@@ -119,7 +119,7 @@ fn a_bad_file_is_reported_at_its_own_line_and_column_with_the_key_that_imported_
     let file = dir.join("configs/bad.json").display().to_string();
     assert!(shown.starts_with(&format!("{file}:1:")), "{shown}");
     assert!(shown.ends_with(&format!("(imported by {}:8:10 client.import)", folder.scenario.display())), "{shown}");
-    let big = "#".repeat(MAX_IMPORT_BYTES as usize + 1);
+    let big = "#".repeat(crate::import::MAX_CONFIG_BYTES as usize + 1);
     std::fs::write(dir.join("configs/big.yaml"), big).unwrap();
     let error = load(&folder, &format!("{SERVER}[client]\nimport = \"configs/big.yaml\"\n"), &[]).unwrap_err();
     assert!(error.to_string().contains("more than a retry configuration may (1048576)"), "{error}");
@@ -187,4 +187,28 @@ fn an_imported_value_the_model_refuses_is_blamed_on_the_import() {
     let error = load(&folder, text, &[]).unwrap_err().to_string();
     assert!(error.contains("gives `max_attempts = 151` (from retry_policy.num_retries = 150"), "{error}");
     assert!(error.contains("which this model refuses: 151 is out of range; expected a whole number from 1 to 100"));
+}
+
+#[test]
+fn a_layer_that_imports_names_the_callers_left_on_the_model_wide_policy() {
+    let folder = folder();
+    let graph = |client: &str| {
+        format!(
+            "schema_version = 1\n[model]\nkind = \"layers\"\n[workload]\nrequests = 10\n{client}\
+             [layer.app]\ncalls = [\"proxy\", \"side\"]\n[layer.proxy]\ncalls = \"db\"\nimport = \"configs/grpc.json#shop.Cart/Checkout\"\n\
+             [layer.db]\n[layer.side]\ncalls = \"db\"\nmax_attempts = 2\n"
+        )
+    };
+    let notes = |client: &str| notes(&load(&folder, &graph(client), &[]).unwrap());
+    let unwritten = notes("");
+    let line = unwritten.iter().find(|note| note.starts_with("[layer.proxy] imports")).unwrap();
+    assert_eq!(
+        line,
+        "[layer.proxy] imports a policy for its own service alone; the users' clients and [layer.app] run the \
+         model-wide [client] policy: no max_attempts written, so 1 attempt each: no retries"
+    );
+    let written = notes("[client]\nmax_attempts = 4\n");
+    assert!(written.iter().any(|note| note.ends_with("[client] policy: max_attempts = 4")), "{written:#?}");
+    let swept = notes("[sweep]\nmax_attempts = [1, 3]\n");
+    assert!(swept.iter().any(|note| note.ends_with("policy: the swept max_attempts (1, 3)")), "{swept:#?}");
 }
