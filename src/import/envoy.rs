@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
+use super::spelling::{OnBoth, respell, snake_case};
 use super::{Ask, Format, expected, seconds, text, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
@@ -21,8 +22,57 @@ pub(super) const FORMAT: Format = Format {
     near_miss: None,
     translate,
     consumers: &[],
-    readings: &[],
+    readings: READINGS,
 };
+
+/// How the route's answers reach Envoy: gRPC's retry conditions (`unavailable`, …) match only a gRPC status.
+pub(super) const READINGS: &[(&str, &str)] = &[
+    ("http", "the route carries HTTP: gRPC's conditions (unavailable, resource-exhausted, …) match no answer"),
+    ("grpc", "the route carries gRPC: gRPC's conditions match the statuses the server model's answers stand for"),
+];
+
+/// Every field the translation reads, by its proto name; Envoy reads each by its JSON name too.
+const FIELDS: &[&str] = &[
+    "virtual_hosts",
+    "routes",
+    "route",
+    "match",
+    "prefix",
+    "path",
+    "name",
+    "cluster",
+    "timeout",
+    "hedge_policy",
+    "retry_policy",
+    "hedge_on_per_try_timeout",
+    "clusters",
+    "circuit_breakers",
+    "thresholds",
+    "priority",
+    "max_retries",
+    "retry_budget",
+    "budget_percent",
+    "min_retry_concurrency",
+    "budget_interval",
+    "base_interval",
+    "max_interval",
+    "reset_headers",
+    "format",
+    "value",
+    RETRY_KEYS[0],
+    RETRY_KEYS[1],
+    RETRY_KEYS[2],
+    RETRY_KEYS[3],
+    RETRY_KEYS[4],
+    RETRY_KEYS[5],
+    RETRY_KEYS[6],
+    RETRY_KEYS[7],
+    RETRY_KEYS[8],
+    RETRY_KEYS[9],
+    RETRY_KEYS[10],
+    RETRY_KEYS[11],
+    RETRY_KEYS[12],
+];
 
 const RETRY_KEYS: &[&str] = &[
     "retry_on",
@@ -58,10 +108,20 @@ struct Found<'n> {
 
 fn detect(input: &Input<'_>) -> bool {
     input.document().is_ok_and(|document| {
+        let Ok(document) = proto_names(document) else { return true };
         let mut found = Vec::new();
-        policies(document, &mut found);
+        policies(&document, &mut found);
         !found.is_empty()
     })
+}
+
+/// The file with every field under its proto name (`retryPolicy` read as `retry_policy`), as Envoy's protobuf
+/// JSON reader takes both (`source/common/protobuf/utility.cc`, loadFromJson); one field in both spellings is
+/// refused, as Envoy refuses it.
+fn proto_names(document: &Node) -> Result<Node, Problem> {
+    let mut document = document.clone();
+    respell(&mut document, FIELDS, snake_case, OnBoth::Refuse, "Envoy")?;
+    Ok(document)
 }
 
 /// Every route (and bare retry policy) with the retry policy it runs: its own, else its virtual host's.
@@ -112,7 +172,7 @@ fn virtual_host<'n>(host: &'n Node, index: usize, found: &mut Vec<(String, Found
 
 
 fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
-    let document = input.document()?;
+    let document = &proto_names(input.document()?)?;
     let mut found = Vec::new();
     policies(document, &mut found);
     let (label, entry) = choose(&found, ask.choice, "route")?;
@@ -120,7 +180,8 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     if entry.inherited {
         imported.warn(Some(entry.policy.at), "retry_policy", "the route has none of its own: its virtual host's applies");
     }
-    retry_policy(entry.policy, entry.action, &mut imported)?;
+    let grpc = ask.reading == Some("grpc");
+    retry_policy(entry.policy, entry.action, grpc, &mut imported)?;
     if let Some(hedge) = entry.hedge {
         let on_timeout = matches!(hedge.get("hedge_on_per_try_timeout").map(|n| &n.value), Some(Value::Bool(true)));
         if on_timeout {
@@ -137,17 +198,16 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     Ok(imported)
 }
 
-fn retry_policy(policy: &Node, action: Option<&Node>, imported: &mut Imported) -> Result<(), Problem> {
+fn retry_policy(policy: &Node, action: Option<&Node>, grpc: bool, imported: &mut Imported) -> Result<(), Problem> {
     known_keys(policy, RETRY_KEYS, "retry_policy")?;
     let retries = match policy.get("num_retries") {
         None => {
             imported.warn(None, "retry_policy.num_retries", "unset: Envoy retries once");
             1
         }
-        Some(node) => match node.value {
-            Value::Integer(n) if n >= 0 => n,
-            _ => return Err(expected(node, "retry_policy.num_retries", "a whole number of retries ≥ 0")),
-        },
+        Some(node) => whole_number(node).ok_or_else(|| {
+            expected(node, "retry_policy.num_retries", "a whole number of retries ≥ 0")
+        })?,
     };
     imported.set("strategy", "full-jitter-from-base", "retry_back_off: U(0, min(base · 2^(n−1), max)), as Envoy's source draws it");
     imported.set(
@@ -165,7 +225,7 @@ fn retry_policy(policy: &Node, action: Option<&Node>, imported: &mut Imported) -
         Some(node) => proto_duration(node, "route.timeout")?,
         None => DEFAULT_ROUTE_TIMEOUT,
     };
-    let retry_on = retry_on(policy, per_try.is_some(), imported)?;
+    let retry_on = retry_on(policy, per_try.is_some(), grpc, imported)?;
     match per_try.filter(|per_try| !per_try.is_zero()) {
         Some(per_try) => imported.set("timeout", lab_duration(per_try), format!("retry_policy.per_try_timeout {}", seconds(per_try))),
         None if !route_timeout.is_zero() => {
@@ -182,17 +242,59 @@ fn retry_policy(policy: &Node, action: Option<&Node>, imported: &mut Imported) -
     }
     let values: Vec<toml::Value> = retry_on.iter().map(|outcome| toml::Value::from(outcome.as_str())).collect();
     imported.set("retry_on", values, "retry_policy.retry_on, as the server model answers it");
-    match policy.get("rate_limited_retry_back_off") {
-        Some(node) => {
-            imported.set("retry_after", "honour", "rate_limited_retry_back_off: the reset header's interval replaces the backoff");
-            imported.warn(
-                Some(node.at),
-                "rate_limited_retry_back_off",
-                "Envoy waits U(interval, 1.5 · interval) and ignores a header above max_interval (300s unless set); \
-                 the lab waits the hint itself",
-            );
-        }
-        None => imported.set("retry_after", "ignore", "no rate_limited_retry_back_off: Envoy ignores Retry-After"),
+    rate_limited(policy.get("rate_limited_retry_back_off"), imported)?;
+    Ok(())
+}
+
+/// A UInt32Value as protobuf's JSON writes one: a whole number, or the same in quotes (`"2"`).
+fn whole_number(node: &Node) -> Option<i64> {
+    match &node.value {
+        Value::Integer(n) if *n >= 0 => Some(*n),
+        Value::Text(text) => text.parse::<u32>().ok().map(i64::from),
+        _ => None,
+    }
+}
+
+/// `rate_limited_retry_back_off`: Envoy reads only the headers its `reset_headers` name, by name and in whole
+/// seconds or a Unix time (`retry_state_impl.cc`, parseResetInterval); a list that names Retry-After in seconds
+/// honours the server model's hint, any other reads nothing the model sends.
+fn rate_limited(node: Option<&Node>, imported: &mut Imported) -> Result<(), Problem> {
+    let field = "rate_limited_retry_back_off";
+    let Some(node) = node else {
+        imported.set("retry_after", "ignore", "no rate_limited_retry_back_off: Envoy ignores Retry-After");
+        return Ok(());
+    };
+    known_keys(node, &["reset_headers", "max_interval"], field)?;
+    let headers = match node.get("reset_headers") {
+        Some(Node { value: Value::List(items), .. }) => items.as_slice(),
+        Some(other) => return Err(expected(other, &format!("{field}.reset_headers"), "a list of {name, format}")),
+        None => return Err(Problem::new(Some(node.at), &format!("{field}.reset_headers"), "missing; Envoy requires it")),
+    };
+    let mut names = Vec::new();
+    let mut reads_retry_after = false;
+    for header in headers {
+        known_keys(header, &["name", "format"], &format!("{field}.reset_headers"))?;
+        let name = text(header.get("name")).unwrap_or_default();
+        let format = text(header.get("format")).unwrap_or("SECONDS");
+        names.push(name.to_owned());
+        reads_retry_after |= name.eq_ignore_ascii_case("retry-after") && format.eq_ignore_ascii_case("seconds");
+    }
+    if reads_retry_after {
+        imported.set("retry_after", "honour", "rate_limited_retry_back_off reads Retry-After: its interval replaces the backoff");
+        imported.warn(
+            Some(node.at),
+            field,
+            "Envoy waits U(interval, 1.5 · interval) and ignores a header above max_interval (300s unless set); \
+             the lab waits the hint itself",
+        );
+    } else {
+        let from = format!("{field} reads {}, not Retry-After: Envoy ignores the server model's hint", names.join(", "));
+        imported.set("retry_after", "ignore", from);
+        imported.warn(
+            Some(node.at),
+            &format!("{field}.reset_headers"),
+            format!("{}: Envoy reads only these headers, and the server model sends Retry-After", names.join(", ")),
+        );
     }
     Ok(())
 }
@@ -232,10 +334,8 @@ fn backoff(node: Option<&Node>, imported: &mut Imported) -> Result<(Duration, Du
     Ok((base, cap))
 }
 
-/// Envoy's `retry_on` conditions as the server model's outcomes: 5xx and gateway-error cover its 502 and 503 (and
-/// a per-try timeout when there is one), reset and the connection failures its resets; retriable-status-codes
-/// adds the codes listed; gRPC's unavailable and resource-exhausted are its 503 and 429.
-fn retry_on(policy: &Node, per_try: bool, imported: &mut Imported) -> Result<Vec<String>, Problem> {
+/// Envoy's `retry_on` conditions as the server model's outcomes (see [`outcomes_of`]).
+fn retry_on(policy: &Node, per_try: bool, grpc: bool, imported: &mut Imported) -> Result<Vec<String>, Problem> {
     let conditions = match policy.get("retry_on") {
         None => {
             imported.warn(None, "retry_policy.retry_on", "unset: Envoy retries nothing");
@@ -263,15 +363,19 @@ fn retry_on(policy: &Node, per_try: bool, imported: &mut Imported) -> Result<Vec
             Some(listed)
         }
     };
-    Ok(outcomes_of(&conditions, codes.as_deref(), per_try, at, "retry_policy.retry_on", imported))
+    Ok(outcomes_of(&conditions, codes.as_deref(), (per_try, grpc), at, "retry_policy.retry_on", imported))
 }
 
 /// Envoy's `retry_on` conditions (with the codes `retriable-status-codes` refers to) as the server model's
-/// outcomes, warning about conditions it never meets and names Envoy does not know.
+/// outcomes (`retry_state_impl.cc`, wouldRetryFromHeaders and wouldRetryFromReset): 5xx and gateway-error cover
+/// its answers and every reset, reset every reset, the connection failures theirs; with a per-try timeout, which
+/// Envoy ends as a local reset, 5xx, gateway-error and reset retry timed-out attempts too. gRPC's conditions
+/// match a `grpc-status` only: nothing on an HTTP route, the statuses the model's answers
+/// stand for on a gRPC one. Conditions the server never meets and names Envoy does not know get a warning.
 pub(super) fn outcomes_of(
     conditions: &str,
     codes: Option<&[(i64, crate::error::LineCol)]>,
-    per_try: bool,
+    (per_try, grpc): (bool, bool),
     at: Option<crate::error::LineCol>,
     field: &str,
     imported: &mut Imported,
@@ -284,15 +388,31 @@ pub(super) fn outcomes_of(
             }
         }
     };
+    let mut grpc_only = Vec::new();
+    let mut retries_local_resets = false;
     for condition in conditions.split(',').map(str::trim).filter(|c| !c.is_empty()) {
         match condition {
-            "5xx" => add(&mut outcomes, &["5xx", "reset"]),
-            "gateway-error" => add(&mut outcomes, &["502", "503", "504"]),
-            "reset" | "reset-before-request" | "connect-failure" | "refused-stream" | "http3-post-connect-failure" => {
-                add(&mut outcomes, &["reset"])
+            "5xx" => {
+                add(&mut outcomes, &["5xx", "reset"]);
+                retries_local_resets = true;
             }
+            "gateway-error" => {
+                add(&mut outcomes, &["502", "503", "504", "reset"]);
+                retries_local_resets = true;
+            }
+            "reset" => {
+                add(&mut outcomes, &["reset"]);
+                retries_local_resets = true;
+            }
+            "reset-before-request" | "connect-failure" | "refused-stream" => add(&mut outcomes, &["reset"]),
+            "http3-post-connect-failure" => imported.warn(
+                at,
+                field,
+                "http3-post-connect-failure: only an HTTP/3 failure after the handshake, which the server model has not",
+            ),
             "retriable-4xx" => add(&mut outcomes, &["409"]),
-            "unavailable" => add(&mut outcomes, &["503"]),
+            "unavailable" | "resource-exhausted" | "deadline-exceeded" if !grpc => grpc_only.push(condition),
+            "unavailable" => add(&mut outcomes, &["502", "503"]),
             "resource-exhausted" => add(&mut outcomes, &["429"]),
             "deadline-exceeded" => add(&mut outcomes, &["timeout"]),
             "retriable-status-codes" => {
@@ -316,7 +436,18 @@ pub(super) fn outcomes_of(
             other => imported.warn(at, field, format!("{other:?} is no condition Envoy knows; Envoy ignores it silently")),
         }
     }
-    if per_try && outcomes.iter().any(|o| o == "5xx" || o == "504") {
+    if !grpc_only.is_empty() {
+        imported.warn(
+            at,
+            field,
+            format!(
+                "{}: match a gRPC status (grpc-status), never an HTTP answer, so on this route, read as HTTP, they \
+                 retry nothing; if it carries gRPC, read it with --reading grpc",
+                grpc_only.join(", ")
+            ),
+        );
+    }
+    if per_try && retries_local_resets {
         add(&mut outcomes, &["timeout"]);
     }
     outcomes
@@ -329,18 +460,20 @@ fn circuit_breakers(document: &Node, cluster: Option<&str>, imported: &mut Impor
     let found = cluster.and_then(|name| clusters.iter().find(|c| text_string(c.get("name")).as_deref() == Some(name)));
     let thresholds = found.and_then(|c| c.get("circuit_breakers")).and_then(|b| b.get("thresholds")).and_then(|t| match &t.value {
         Value::List(items) => items.iter().find(|item| {
-            text_string(item.get("priority")).is_none_or(|priority| priority == "DEFAULT")
+            text_string(item.get("priority")).is_none_or(|priority| priority.eq_ignore_ascii_case("DEFAULT"))
         }),
         _ => None,
     });
     let field = "circuit_breakers.thresholds";
     if let Some(budget) = thresholds.and_then(|t| t.get("retry_budget")) {
         known_keys(budget, &["budget_percent", "min_retry_concurrency", "budget_interval"], "retry_budget")?;
-        let percent = match budget.get("budget_percent").and_then(|p| p.get("value").or(Some(p))) {
+        let percent = match budget.get("budget_percent").map(|p| (p, p.get("value"))) {
             None => 20.0,
-            Some(Node { value: Value::Integer(n), .. }) => *n as f64,
-            Some(Node { value: Value::Real(x), .. }) => *x,
-            Some(other) => return Err(expected(other, "retry_budget.budget_percent", "a percentage")),
+            Some((_, Some(Node { value: Value::Integer(n), .. }))) => *n as f64,
+            Some((_, Some(Node { value: Value::Real(x), .. }))) => *x,
+            Some((percent, _)) => {
+                return Err(expected(percent, "retry_budget.budget_percent", "a Percent, as Envoy reads it: {value: 20}"));
+            }
         };
         let floor = match budget.get("min_retry_concurrency") {
             None => DEFAULT_MAX_RETRIES,
@@ -356,8 +489,7 @@ fn circuit_breakers(document: &Node, cluster: Option<&str>, imported: &mut Impor
     } else {
         let max_retries = match thresholds.and_then(|t| t.get("max_retries")) {
             None => DEFAULT_MAX_RETRIES,
-            Some(Node { value: Value::Integer(n), .. }) if *n >= 0 => *n,
-            Some(other) => return Err(expected(other, "circuit_breakers.max_retries", "a whole number ≥ 0")),
+            Some(node) => whole_number(node).ok_or_else(|| expected(node, "circuit_breakers.max_retries", "a whole number ≥ 0"))?,
         };
         let from = match (found, thresholds.and_then(|t| t.get("max_retries"))) {
             (_, Some(_)) => format!("{field}.max_retries {max_retries}: at most that many retries at once"),

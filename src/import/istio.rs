@@ -14,7 +14,10 @@
 use std::time::Duration;
 
 use super::doc::{Node, Value};
-use super::envoy::outcomes_of;
+use super::envoy::{READINGS, outcomes_of};
+use super::spelling::{OnBoth, lower_camel, respell};
+use super::versions::{ISTIO, ISTIO_NO_503_BY_DEFAULT};
+use crate::error::LineCol;
 use super::{Ask, Format, expected, text, Imported, Input, Problem, choose, known_keys, lab_duration, shown};
 
 pub(super) const FORMAT: Format = Format {
@@ -24,14 +27,31 @@ pub(super) const FORMAT: Format = Format {
     detect,
     near_miss: None,
     translate,
-    consumers: &[],
-    readings: &[],
+    consumers: &[&ISTIO],
+    readings: READINGS,
 };
 
+/// The VirtualService and DestinationRule fields the translation reads, as Istio spells them; jsonpb also reads
+/// each by its proto name (`per_try_timeout`), and keeps the camelCase one when a file gives both.
+const FIELDS: &[&str] = &[
+    "attempts",
+    "perTryTimeout",
+    "retryOn",
+    "retryRemoteLocalities",
+    "retryIgnorePreviousHosts",
+    "trafficPolicy",
+    "retryBudget",
+    "minRetryConcurrency",
+    "budgetInterval",
+    "connectionPool",
+    "maxRetries",
+];
+
 const RETRY_KEYS: &[&str] = &["attempts", "perTryTimeout", "retryOn", "retryRemoteLocalities", "retryIgnorePreviousHosts", "backoff"];
-/// Istio's default policy when a route has no `retries` block (retry.go, DefaultPolicy).
+/// Istio's default policy when a route has no `retries` block, and the conditions a block without `retryOn`
+/// keeps (retry.go, DefaultPolicy): before 1.24 `retriable-status-codes` also held 503.
 const DEFAULT_RETRIES: i64 = 2;
-const DEFAULT_RETRY_ON: &str = "connect-failure,refused-stream,unavailable,cancelled";
+const DEFAULT_RETRY_ON: &str = "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes";
 /// Envoy's base interval, which Istio's `backoff` replaces; the cap is ten times the base.
 const DEFAULT_BASE: Duration = Duration::from_millis(25);
 
@@ -49,7 +69,11 @@ fn detect(input: &Input<'_>) -> bool {
 
 
 fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
-    let documents = input.documents()?;
+    let mut documents = input.documents()?.to_vec();
+    for document in &mut documents {
+        respell(document, FIELDS, lower_camel, OnBoth::KeepCanonical, "Istio")?;
+    }
+    let documents = documents.as_slice();
     let mut routes = Vec::new();
     for service in documents.iter().filter(|d| kind_of(d) == Some("VirtualService")) {
         let name = text(service.get("metadata").and_then(|m| m.get("name"))).unwrap_or("virtual-service");
@@ -64,7 +88,7 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let mut imported = Imported { entry: Some(label.clone()), ..Imported::default() };
     imported.set("strategy", "full-jitter-from-base", "Envoy's backoff: U(0, min(base · 2^(n−1), 10 · base))");
     let route_timeout = route.get("timeout").map(|node| go_duration(node, "timeout")).transpose()?;
-    let per_try = retries(route.get("retries"), &mut imported)?;
+    let per_try = retries(route.get("retries"), ask, &mut imported)?;
     match (per_try, route_timeout) {
         (Some(per_try), _) => imported.set("timeout", lab_duration(per_try), format!("retries.perTryTimeout {per_try:?}")),
         (None, Some(timeout)) => imported.set("timeout", lab_duration(timeout), "no perTryTimeout: the route's timeout ends the attempt"),
@@ -90,12 +114,14 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
 }
 
 /// The route's `retries`, or Istio's default policy; returns the per-try timeout.
-fn retries(block: Option<&Node>, imported: &mut Imported) -> Result<Option<Duration>, Problem> {
+fn retries(block: Option<&Node>, ask: &Ask<'_>, imported: &mut Imported) -> Result<Option<Duration>, Problem> {
+    let grpc = ask.reading == Some("grpc");
     let Some(block) = block else {
         imported.set("max_attempts", DEFAULT_RETRIES + 1, "no retries block: Istio's default of 2 retries, 3 attempts");
+        let codes = default_codes(ask, None, imported);
         imported.warn(None, "retries", format!("unset: Istio's default policy retries twice on {DEFAULT_RETRY_ON}"));
         base(None, imported)?;
-        let outcomes = outcomes_of(DEFAULT_RETRY_ON, None, false, None, "retries.retryOn", imported);
+        let outcomes = outcomes_of(DEFAULT_RETRY_ON, Some(&codes), (false, grpc), None, "retries.retryOn", imported);
         set_retry_on(&outcomes, "Istio's default retryOn", imported);
         return Ok(None);
     };
@@ -106,6 +132,17 @@ fn retries(block: Option<&Node>, imported: &mut Imported) -> Result<Option<Durat
         Some(other) => return Err(expected(other, "retries.attempts", "a whole number of retries")),
     };
     if attempts <= 0 {
+        // Istio's validation (validateHTTPRetry) refuses a disabled policy that still configures retries.
+        if let Some((key, node)) = ["perTryTimeout", "retryOn", "retryRemoteLocalities"]
+            .iter()
+            .find_map(|key| block.get(key).map(|node| (*key, node)))
+        {
+            let message = format!(
+                "`{key}` with attempts unset or 0: Istio refuses the route (\"http retry policy configured when \
+                 attempts are set to 0 (disabled)\"); set attempts, or drop {key}"
+            );
+            return Err(Problem::new(Some(node.at), &format!("retries.{key}"), message));
+        }
         imported.set("max_attempts", 1, "retries.attempts unset or 0: Istio turns retries off");
         imported.warn(block.get("attempts").map(|n| n.at).or(Some(block.at)), "retries.attempts", "a retries block without attempts (or with 0) turns retries off, although with no block at all Istio retries twice");
     } else {
@@ -121,21 +158,39 @@ fn retries(block: Option<&Node>, imported: &mut Imported) -> Result<Option<Durat
             _ => return Err(expected(node, "retries.retryOn", "a comma-separated list of conditions")),
         },
     };
-    // Bare numbers are status codes Istio hands to Envoy as retriable status codes.
-    let mut codes = Vec::new();
+    // Bare numbers are status codes Istio hands to Envoy as retriable status codes; without retryOn the default
+    // conditions' codes are the release's.
+    let mut codes = if block.get("retryOn").is_none() { default_codes(ask, Some(block.at), imported) } else { Vec::new() };
     let mut named = Vec::new();
-    for item in conditions.split(',').map(str::trim).filter(|item| !item.is_empty()) {
+    for item in conditions.split(',') {
+        if item.trim() != item || item.is_empty() {
+            let message = format!(
+                "{item:?}: Istio's validation splits retryOn at each comma and refuses a condition with spaces \
+                 around it or an empty one; write {:?}",
+                conditions.split(',').map(str::trim).filter(|c| !c.is_empty()).collect::<Vec<_>>().join(",")
+            );
+            return Err(Problem::new(at, "retries.retryOn", message));
+        }
         match item.parse::<i64>() {
             Ok(code) => codes.push((code, at.unwrap_or(block.at))),
             Err(_) => named.push(item),
         }
     }
-    if !codes.is_empty() {
+    if !codes.is_empty() && !named.contains(&"retriable-status-codes") {
         named.push("retriable-status-codes");
     }
-    let outcomes = outcomes_of(&named.join(","), Some(&codes), per_try.is_some(), at, "retries.retryOn", imported);
+    let outcomes = outcomes_of(&named.join(","), Some(&codes), (per_try.is_some(), grpc), at, "retries.retryOn", imported);
     set_retry_on(&outcomes, &format!("retries.retryOn {conditions:?}"), imported);
     Ok(per_try)
+}
+
+/// The status codes Istio's default conditions carry: [503] before 1.24, none since (istio/istio#52111).
+fn default_codes(ask: &Ask<'_>, at: Option<LineCol>, imported: &mut Imported) -> Vec<(i64, LineCol)> {
+    if imported.holds_for(&ISTIO, &ISTIO_NO_503_BY_DEFAULT, ask) {
+        Vec::new()
+    } else {
+        vec![(503, at.unwrap_or(LineCol { line: 1, column: 1 }))]
+    }
 }
 
 fn base(node: Option<&Node>, imported: &mut Imported) -> Result<(), Problem> {
@@ -155,6 +210,9 @@ fn set_retry_on(outcomes: &[String], from: &str, imported: &mut Imported) {
     imported.set("retry_on", values, format!("{from}, as the server model answers it"));
 }
 
+/// Where a DestinationRule's limits are kept.
+const SIDECAR: &str = "each caller's sidecar keeps its own circuit breaker and budget";
+
 /// The DestinationRule of the route's destination: its retry budget or `maxRetries`, else no limit at all.
 fn destination_rule(documents: &[Node], host: Option<&str>, imported: &mut Imported) -> Result<(), Problem> {
     let same = |a: &str, b: &str| a == b || a.split('.').next() == b.split('.').next();
@@ -173,8 +231,8 @@ fn destination_rule(documents: &[Node], host: Option<&str>, imported: &mut Impor
             Some(_) => return Err(expected(budget.get("percent").unwrap_or(budget), "retryBudget.percent", "a percentage")),
         };
         let floor = match budget.get("minRetryConcurrency").map(|n| &n.value) {
-            None => 3,
-            Some(Value::Integer(n)) if *n >= 0 => *n,
+            None | Some(Value::Integer(0)) => 3,
+            Some(Value::Integer(n)) if *n > 0 => *n,
             Some(_) => return Err(expected(budget.get("minRetryConcurrency").unwrap_or(budget), "retryBudget.minRetryConcurrency", "a whole number ≥ 0")),
         };
         if budget.get("budgetInterval").is_some() {
@@ -183,14 +241,20 @@ fn destination_rule(documents: &[Node], host: Option<&str>, imported: &mut Impor
         imported.set("limiter", "envoy", format!("DestinationRule {} trafficPolicy.retryBudget", host.unwrap_or("?")));
         imported.set("budget_percent", percent, format!("retryBudget.percent {percent}"));
         imported.set("min_retry_concurrency", floor, format!("retryBudget.minRetryConcurrency {floor}"));
+        imported.set("limiter_scope", "client", SIDECAR);
         return Ok(());
     }
     let max_retries = policy.and_then(|p| p.get("connectionPool")).and_then(|c| c.get("http")).and_then(|h| h.get("maxRetries"));
     match max_retries.map(|n| &n.value) {
-        Some(Value::Integer(n)) if *n >= 0 => {
+        Some(Value::Integer(0)) => {
+            imported.set("limiter", "off", "connectionPool.http.maxRetries 0 is unset: Istio lifts Envoy's limit of 3 retries at once");
+            imported.warn(max_retries.map(|n| n.at), "connectionPool.http.maxRetries", "0 means unset to Istio, not zero retries: retries at once are unlimited");
+        }
+        Some(Value::Integer(n)) if *n > 0 => {
             imported.set("limiter", "envoy", format!("connectionPool.http.maxRetries {n}: at most that many retries at once"));
             imported.set("budget_percent", 0.0, "no retryBudget: a fixed number of retries at once");
             imported.set("min_retry_concurrency", *n, format!("maxRetries {n}"));
+            imported.set("limiter_scope", "client", SIDECAR);
         }
         Some(_) => return Err(expected(max_retries.unwrap_or(&documents[0]), "connectionPool.http.maxRetries", "a whole number ≥ 0")),
         None => {

@@ -3,15 +3,18 @@
 //! timeouts; linkerd2 policy-controller `outbound/index/{http,grpc}.rs` (the annotations, their backoff) and
 //! linkerd2-proxy `exp-backoff` (the waits); `profiles/template.go` and `service-profiles/src/proto.rs` (budgets).
 //!
-//! `retry.linkerd.io/limit` counts retries (1 unset; "0" is read as unset). Annotation retries back off from
-//! 25 ms, doubling to 250 ms, with up to 100% random extra, never above 250 ms. A ServiceProfile retries a
-//! retryable route at once, as often as its budget allows (retryRatio of the requests over ttl, plus
-//! minRetriesPerSecond): the lab's `gateway-budget`.
+//! `retry.linkerd.io/limit` counts retries (1 when another retry annotation is there; "0" is read as unset;
+//! timeout annotations alone make no retry policy). Annotation retries back off from 25 ms, doubling to 250 ms,
+//! with up to 100% random extra, never above 250 ms, and retry only the statuses listed and the retry timeout,
+//! never a connection error. A ServiceProfile retries a retryable route's 5xx at once, as often as its budget
+//! allows (retryRatio of the requests over ttl, plus minRetriesPerSecond: the lab's `gateway-budget`, kept in
+//! each client's proxy); its route `timeout` bounds the request with its retries.
 
 use std::time::Duration;
 
 use super::doc::{Node, Value};
 use super::istio::go_duration;
+use super::versions::{LINKERD, LINKERD_NO_PROFILE_TIMEOUT};
 use super::{Ask, Format, expected, text, Imported, Input, Problem, choose, lab_duration};
 
 pub(super) const FORMAT: Format = Format {
@@ -21,9 +24,13 @@ pub(super) const FORMAT: Format = Format {
     detect,
     near_miss: None,
     translate,
-    consumers: &[],
+    consumers: &[&LINKERD],
     readings: &[],
 };
+
+/// The annotations that make a retry policy (timeouts alone make none).
+const RETRY_ANNOTATIONS: &[&str] =
+    &["retry.linkerd.io/http", "retry.linkerd.io/grpc", "retry.linkerd.io/limit", "retry.linkerd.io/timeout"];
 
 const ANNOTATIONS: &[&str] = &[
     "retry.linkerd.io/http",
@@ -36,7 +43,8 @@ const ANNOTATIONS: &[&str] = &[
 ];
 
 enum Entry<'n> {
-    Annotated(&'n Node),
+    /// A Service's, HTTPRoute's or GRPCRoute's annotations, with its kind.
+    Annotated(&'n Node, &'n str),
     Profile { route: &'n Node, budget: Option<&'n Node> },
 }
 
@@ -48,7 +56,7 @@ fn entries(documents: &[Node]) -> Vec<(String, Entry<'_>)> {
         let name = text(document.get("metadata").and_then(|m| m.get("name"))).unwrap_or("?");
         let annotations = document.get("metadata").and_then(|m| m.get("annotations"));
         if annotations.is_some_and(|a| ANNOTATIONS.iter().any(|key| a.get(key).is_some())) {
-            found.push((format!("{kind}/{name}"), Entry::Annotated(annotations.unwrap_or(document))));
+            found.push((format!("{kind}/{name}"), Entry::Annotated(annotations.unwrap_or(document), kind)));
         }
         if kind == "ServiceProfile"
             && let Some(Node { value: Value::List(routes), .. }) = document.get("spec").and_then(|s| s.get("routes"))
@@ -75,14 +83,120 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let (label, entry) = choose(&found, ask.choice, "route")?;
     let mut imported = Imported { entry: Some(label.clone()), ..Imported::default() };
     match entry {
-        Entry::Annotated(annotations) => annotated(annotations, &mut imported)?,
-        Entry::Profile { route, budget } => profile(route, *budget, &mut imported)?,
+        Entry::Annotated(annotations, kind) => annotated(annotations, kind, &mut imported)?,
+        Entry::Profile { route, budget } => profile(route, *budget, ask, &mut imported)?,
     }
     Ok(imported)
 }
 
-fn annotated(annotations: &Node, imported: &mut Imported) -> Result<(), Problem> {
+/// A duration as Linkerd's annotations write one (policy controller `parse_duration`): one whole number and a
+/// unit, `ms`, `s`, `m`, `h` or `d`, or a bare `0`; no fractions, no compounds like `1m30s`.
+fn annotation_duration(node: &Node, field: &str) -> Result<Duration, Problem> {
+    let bad = || {
+        let message = "expected a whole number and one unit (ms, s, m, h, d), like \"300ms\": Linkerd refuses \
+                       fractions and compounds";
+        Problem::new(Some(node.at), field, format!("{message}; found {}", super::shown(node)))
+    };
+    let text = text(Some(node)).ok_or_else(bad)?;
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let number: u64 = text[..split].parse().map_err(|_| bad())?;
+    let unit = match &text[split..] {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return Err(bad()),
+    };
+    number.checked_mul(unit).map(Duration::from_millis).ok_or_else(bad)
+}
+
+/// The statuses of `retry.linkerd.io/http`, as the policy controller reads the list (split at each comma, no
+/// trimming); `None` for a list it cannot read.
+fn http_statuses(list: &str) -> Option<Vec<String>> {
+    let range = |from: u16, to: u16| (from..=to).filter(|code| *code >= 400).map(|code| code.to_string()).collect::<Vec<_>>();
+    let mut statuses = Vec::new();
+    for item in list.split(',') {
+        let codes = match item.to_ascii_lowercase().as_str() {
+            "5xx" => vec!["5xx".to_owned()],
+            "gateway-error" => range(502, 504),
+            other => match other.split_once('-') {
+                Some((from, to)) => match (from.parse::<u16>(), to.parse::<u16>()) {
+                    (Ok(from), Ok(to)) if (100..=599).contains(&from) && from <= to && to <= 599 => range(from, to),
+                    _ => return None,
+                },
+                None => match other.parse::<u16>() {
+                    Ok(code) if (100..=599).contains(&code) => range(code, code),
+                    _ => return None,
+                },
+            },
+        };
+        statuses.extend(codes);
+    }
+    Some(statuses)
+}
+
+fn annotated(annotations: &Node, kind: &str, imported: &mut Imported) -> Result<(), Problem> {
     let get = |key: &str| annotations.get(key);
+    if let Value::Map(entries) = &annotations.value {
+        for (key, at, _) in entries {
+            let ours = key.starts_with("retry.linkerd.io/") || key.starts_with("timeout.linkerd.io/");
+            if ours && !ANNOTATIONS.contains(&key.as_str()) {
+                let message = format!("not an annotation Linkerd knows; it ignores it silently (valid: {})", ANNOTATIONS.join(", "));
+                imported.warn(Some(*at), key, message);
+            }
+        }
+    }
+    imported.set("retry_after", "ignore", "Linkerd's proxy ignores Retry-After");
+    imported.set("limiter", "off", "annotation retries have no budget");
+    timeouts(annotations, imported)?;
+    if !RETRY_ANNOTATIONS.iter().any(|key| get(key).is_some()) {
+        imported.set("max_attempts", 1, "no retry annotation: Linkerd has no retry policy for it");
+        return Ok(());
+    }
+    let mut retry_on: Vec<String> = Vec::new();
+    if let Some(node) = get("retry.linkerd.io/http") {
+        let list = text(Some(node)).ok_or_else(|| expected(node, "retry.linkerd.io/http", "a comma-separated list"))?;
+        match http_statuses(list) {
+            Some(statuses) => retry_on.extend(statuses),
+            None if kind == "Service" => {
+                imported.set("max_attempts", 1, "retry.linkerd.io/http unreadable: Linkerd drops the Service's retries");
+                imported.warn(
+                    Some(node.at),
+                    "retry.linkerd.io/http",
+                    format!(
+                        "{list:?} is not a list Linkerd reads (codes, ranges like 500-504, gateway-error or 5xx, split \
+                         at each comma with no spaces): it logs the error and drops every retry annotation of the \
+                         Service"
+                    ),
+                );
+                return Ok(());
+            }
+            None => {
+                let message = format!(
+                    "{list:?} is not a list Linkerd reads (codes, ranges like 500-504, gateway-error or 5xx, split \
+                     at each comma with no spaces): its admission webhook refuses the {kind}"
+                );
+                return Err(Problem::new(Some(node.at), "retry.linkerd.io/http", message));
+            }
+        }
+    } else if let Some(node) = get("retry.linkerd.io/grpc") {
+        let list = text(Some(node)).ok_or_else(|| expected(node, "retry.linkerd.io/grpc", "a comma-separated list"))?;
+        for item in list.split(',').map(str::to_ascii_lowercase) {
+            match item.as_str() {
+                "unavailable" => retry_on.extend(["502".to_owned(), "503".to_owned()]),
+                "resource-exhausted" => retry_on.push("429".to_owned()),
+                "deadline-exceeded" => retry_on.push("timeout".to_owned()),
+                "cancelled" | "internal" => imported.warn(Some(node.at), "retry.linkerd.io/grpc", format!("{item}: the server model never answers it")),
+                _ => return Err(expected(node, "retry.linkerd.io/grpc", "cancelled, deadline-exceeded, internal, resource-exhausted or unavailable, with no spaces")),
+            }
+        }
+    } else {
+        imported.warn(None, "retry.linkerd.io/http", "unset: Linkerd retries no status, only its retry timeout and refused streams");
+    }
     let limit = match get("retry.linkerd.io/limit") {
         None => 1,
         Some(node) => match text(Some(node)).and_then(|t| t.parse::<u16>().ok()) {
@@ -101,71 +215,51 @@ fn annotated(annotations: &Node, imported: &mut Imported) -> Result<(), Problem>
     imported.set("jitter_fraction", 1.0, "jitter ratio 1.0");
     imported.set("max_attempts", limit + 1, format!("retry.linkerd.io/limit {limit}: retries, so {} attempts", limit + 1));
     super::counts_retries(imported, get("retry.linkerd.io/limit").map(|n| n.at), "retry.linkerd.io/limit", limit);
-    let mut retry_on: Vec<String> = vec!["reset".to_owned()];
-    let per_try = get("retry.linkerd.io/timeout").map(|node| go_duration(node, "retry.linkerd.io/timeout")).transpose()?;
+    let per_try = get("retry.linkerd.io/timeout").map(|node| annotation_duration(node, "retry.linkerd.io/timeout")).transpose()?;
     if let Some(per_try) = per_try.filter(|d| !d.is_zero()) {
         imported.set("timeout", lab_duration(per_try), format!("retry.linkerd.io/timeout {per_try:?}: per attempt, retried"));
         retry_on.push("timeout".to_owned());
-    }
-    match (get("retry.linkerd.io/http"), get("retry.linkerd.io/grpc")) {
-        (Some(node), _) => {
-            let list = text(Some(node)).ok_or_else(|| expected(node, "retry.linkerd.io/http", "a comma-separated list"))?;
-            for item in list.split(',').map(|i| i.trim().to_ascii_lowercase()).filter(|i| !i.is_empty()) {
-                let range = |from: u16, to: u16| (from..=to).filter(|code| *code >= 400).map(|code| code.to_string()).collect::<Vec<_>>();
-                let codes = match item.as_str() {
-                    "5xx" => vec!["5xx".to_owned()],
-                    "gateway-error" => range(502, 504),
-                    other => match other.split_once('-') {
-                        Some((from, to)) => match (from.parse::<u16>(), to.parse::<u16>()) {
-                            (Ok(from), Ok(to)) if (100..=599).contains(&from) && from <= to && to <= 599 => range(from, to),
-                            _ => return Err(expected(node, "retry.linkerd.io/http", "codes, ranges like 500-504, gateway-error or 5xx")),
-                        },
-                        None => match other.parse::<u16>() {
-                            Ok(code) if (100..=599).contains(&code) => range(code, code),
-                            _ => return Err(expected(node, "retry.linkerd.io/http", "codes, ranges like 500-504, gateway-error or 5xx")),
-                        },
-                    },
-                };
-                retry_on.extend(codes);
-            }
-        }
-        (None, Some(node)) => {
-            let list = text(Some(node)).ok_or_else(|| expected(node, "retry.linkerd.io/grpc", "a comma-separated list"))?;
-            for item in list.split(',').map(|i| i.trim().to_ascii_lowercase()).filter(|i| !i.is_empty()) {
-                match item.as_str() {
-                    "unavailable" => retry_on.extend(["502".to_owned(), "503".to_owned()]),
-                    "resource-exhausted" => retry_on.push("429".to_owned()),
-                    "deadline-exceeded" => retry_on.push("timeout".to_owned()),
-                    "cancelled" | "internal" => imported.warn(Some(node.at), "retry.linkerd.io/grpc", format!("{item}: the server model never answers it")),
-                    _ => return Err(expected(node, "retry.linkerd.io/grpc", "cancelled, deadline-exceeded, internal, resource-exhausted or unavailable")),
-                }
-            }
-        }
-        (None, None) => imported.warn(None, "retry.linkerd.io/http", "unset: Linkerd retries no status, only connection failures and per-attempt timeouts"),
+        imported.warn(
+            get("retry.linkerd.io/timeout").map(|n| n.at),
+            "retry.linkerd.io/timeout",
+            "the proxy takes it off the last attempt, which then waits for its answer; the lab times out every attempt",
+        );
     }
     retry_on.dedup();
     let values: Vec<toml::Value> = retry_on.iter().map(|o| toml::Value::from(o.as_str())).collect();
-    imported.set("retry_on", values, "the retry annotations, as the server model answers them");
-    if let Some(request) = get("timeout.linkerd.io/request").map(|node| go_duration(node, "timeout.linkerd.io/request")).transpose()? {
-        imported.set("deadline", lab_duration(request), format!("timeout.linkerd.io/request {request:?}: the whole call, not retried"));
-    }
-    imported.set("retry_after", "ignore", "Linkerd's proxy ignores Retry-After");
-    imported.set("limiter", "off", "annotation retries have no budget");
+    imported.set("retry_on", values, "the retry annotations, as the server model answers them; Linkerd never retries a connection error");
     imported.warn(None, "bodies", "requests with bodies over 64 KiB are never retried; the lab's have none");
     Ok(())
 }
 
-fn profile(route: &Node, budget: Option<&Node>, imported: &mut Imported) -> Result<(), Problem> {
+/// `timeout.linkerd.io/request` (the whole call, never retried) and `/response` (each attempt, not retried).
+fn timeouts(annotations: &Node, imported: &mut Imported) -> Result<(), Problem> {
+    let duration = |key: &str| annotations.get(key).map(|node| annotation_duration(node, key)).transpose();
+    if let Some(request) = duration("timeout.linkerd.io/request")?.filter(|d| !d.is_zero()) {
+        imported.set("deadline", lab_duration(request), format!("timeout.linkerd.io/request {request:?}: the whole call, not retried"));
+    }
+    if let Some(response) = duration("timeout.linkerd.io/response")?.filter(|d| !d.is_zero()) {
+        imported.set("timeout", lab_duration(response), format!("timeout.linkerd.io/response {response:?}: each attempt, not retried"));
+    }
+    Ok(())
+}
+
+fn profile(route: &Node, budget: Option<&Node>, ask: &Ask<'_>, imported: &mut Imported) -> Result<(), Problem> {
     imported.set("strategy", "none", "a ServiceProfile retries at once: no backoff");
-    imported.set("retry_on", vec![toml::Value::from("5xx")], "the route's responseClasses default: 5xx is a failure");
+    imported.set("retry_on", vec![toml::Value::from("5xx")], "the route's responseClasses default: 5xx is a failure; errors are not retried");
     if route.get("responseClasses").is_some() {
         imported.warn(route.get("responseClasses").map(|n| n.at), "responseClasses", "custom response classes are not read: 5xx is retried");
     }
-    if let Some(timeout) = route.get("timeout") {
-        let timeout = go_duration(timeout, "timeout")?;
-        imported.set("timeout", lab_duration(timeout), format!("route timeout {timeout:?}"));
-    } else {
-        imported.set("timeout", "10s", "route timeout unset: the profile's 10s");
+    let timeout = match route.get("timeout") {
+        Some(node) => Some((go_duration(node, "timeout")?, format!("route timeout {}", super::shown(node)))),
+        None if imported.holds_for(&LINKERD, &LINKERD_NO_PROFILE_TIMEOUT, ask) => None,
+        None => Some((Duration::from_secs(10), "route timeout unset: 10s before Linkerd 2.9".to_owned())),
+    };
+    if let Some((timeout, from)) = timeout.filter(|(timeout, _)| !timeout.is_zero()) {
+        // The proxy puts the route's timeout outside its retries (app/outbound/src/http/logical/profile.rs): it
+        // bounds the request, and the attempt under way when it fires.
+        imported.set("deadline", lab_duration(timeout), format!("{from}: the request, its retries included"));
+        imported.set("timeout", lab_duration(timeout), format!("{from}: an attempt cannot outlast the request"));
     }
     let (ratio, rate, ttl) = match budget {
         None => {
@@ -196,6 +290,7 @@ fn profile(route: &Node, budget: Option<&Node>, imported: &mut Imported) -> Resu
     imported.set("retry_percent", ratio, format!("retryBudget.retryRatio {ratio}"));
     imported.set("min_retry_rate", rate, format!("retryBudget.minRetriesPerSecond {rate}"));
     imported.set("retry_interval", lab_duration(ttl), format!("retryBudget.ttl {ttl:?}"));
+    imported.set("limiter_scope", "client", "each client's proxy keeps its own budget");
     imported.set("retry_after", "ignore", "Linkerd's proxy ignores Retry-After");
     Ok(())
 }

@@ -10,11 +10,12 @@ use crate::error::{InputError, LineCol, Origin};
 
 pub(crate) mod doc;
 mod read;
+pub(crate) mod spelling;
 pub(crate) mod versions;
 
-pub(crate) use read::{check_ask, format_of, import_file, read_config, translate};
 #[cfg(test)]
 pub(crate) use read::MAX_CONFIG_BYTES;
+pub(crate) use read::{check_ask, format_of, import_file, read_config, translate};
 use versions::{Change, Consumer, Pinned, Version};
 
 /// Declares the formats: each module exports `FORMAT`, and the list's order is the order detection tries them.
@@ -66,12 +67,12 @@ pub(crate) struct Ask<'a> {
 impl Ask<'_> {
     /// The release of `consumer` to read the file as: the one named, else the newest checked.
     pub(crate) fn release(&self, consumer: &'static Consumer) -> Version {
-        self.pins.iter().find(|pin| std::ptr::eq(pin.consumer, consumer)).map_or(consumer.newest, |pin| pin.version)
+        self.pins.iter().find(|pin| pin.consumer.name == consumer.name).map_or(consumer.newest, |pin| pin.version)
     }
 
     /// Whether `--version` named a release of `consumer`.
     pub(crate) fn named(&self, consumer: &'static Consumer) -> bool {
-        self.pins.iter().any(|pin| std::ptr::eq(pin.consumer, consumer))
+        self.pins.iter().any(|pin| pin.consumer.name == consumer.name)
     }
 }
 

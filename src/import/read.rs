@@ -96,7 +96,7 @@ pub(crate) fn format_of(file: &str, text: &str) -> Result<&'static Format, Input
 /// not have; the message lists what would be valid.
 pub(crate) fn check_ask(format: &Format, ask: &Ask<'_>) -> Result<(), String> {
     for pin in ask.pins {
-        if !format.consumers.iter().any(|consumer| std::ptr::eq(*consumer, pin.consumer)) {
+        if !format.consumers.iter().any(|consumer| consumer.name == pin.consumer.name) {
             let valid: Vec<&str> = format.consumers.iter().map(|consumer| consumer.name).collect();
             return Err(match valid.as_slice() {
                 [] => format!(

@@ -97,13 +97,12 @@ pub(crate) fn parse_pins<'t>(items: impl IntoIterator<Item = &'t str>) -> Result
         let Some((name, version)) = item.split_once('=') else {
             return Err(format!("{item:?} names no release; write NAME=VERSION, e.g. istio=1.23"));
         };
-        let consumer = consumer_named(name.trim()).ok_or_else(|| {
-            format!("no consumer {:?}; releases can be named for:\n{}", name.trim(), consumer_list())
-        })?;
+        let consumer = consumer_named(name.trim())
+            .ok_or_else(|| format!("no consumer {:?}; releases can be named for:\n{}", name.trim(), consumer_list()))?;
         let version = Version::parse(version).ok_or_else(|| {
             format!("{:?} is not a release number; write one like {}", version.trim(), consumer.newest)
         })?;
-        if pins.iter().any(|pin| std::ptr::eq(pin.consumer, consumer)) {
+        if pins.iter().any(|pin| pin.consumer.name == consumer.name) {
             return Err(format!("{} is given two releases; give one", consumer.name));
         }
         pins.push(Pinned { consumer, version });
@@ -122,8 +121,11 @@ fn consumer_list() -> String {
         .iter()
         .map(|consumer| {
             let changed: Vec<String> = consumer.changes.iter().map(|change| change.since.to_string()).collect();
-            let changed =
-                if changed.is_empty() { String::new() } else { format!("; defaults changed in {}", changed.join(", ")) };
+            let changed = if changed.is_empty() {
+                String::new()
+            } else {
+                format!("; defaults changed in {}", changed.join(", "))
+            };
             format!("  {:<16} newest checked {}{changed}", consumer.name, consumer.newest)
         })
         .collect();
@@ -147,7 +149,7 @@ pub(crate) fn changes_table() -> String {
 }
 
 /// Every consumer whose releases the import tells apart.
-pub(crate) const CONSUMERS: &[&Consumer] = &[&ISTIO, &GRPC_GO, &GRPC_JAVA, &GRPC_CORE];
+pub(crate) const CONSUMERS: &[&Consumer] = &[&ISTIO, &LINKERD, &GRPC_GO, &GRPC_JAVA, &GRPC_CORE];
 
 /// Istio's pilot, which writes the Envoy retry policy of every route.
 pub(crate) const ISTIO: Consumer =
@@ -159,6 +161,22 @@ pub(crate) const ISTIO_NO_503_BY_DEFAULT: Change = Change {
     before: "a route without `retries` also retries every HTTP 503 (retriable-status-codes 503)",
     after: "a route without `retries` retries connection failures only, not a plain 503",
     source: "istio/istio#52111 (EXCLUDE_UNSAFE_503_FROM_DEFAULT_RETRY; the flag removed in 1.27, #56023)",
+};
+
+/// Linkerd's proxy and policy controller (stable releases; an edge release reads as the stable after it).
+pub(crate) const LINKERD: Consumer = Consumer {
+    name: "linkerd",
+    title: "Linkerd",
+    newest: Version::new(2, 19, 0),
+    changes: &[&LINKERD_NO_PROFILE_TIMEOUT],
+};
+
+/// A ServiceProfile route without `timeout` has had none since 2.9.
+pub(crate) const LINKERD_NO_PROFILE_TIMEOUT: Change = Change {
+    since: Version::new(2, 9, 0),
+    before: "a ServiceProfile route without `timeout` gives up on the request, retries included, after 10s",
+    after: "a ServiceProfile route without `timeout` has none",
+    source: "linkerd/linkerd2#4958",
 };
 
 /// grpc-go's backoff jitter.
@@ -225,7 +243,11 @@ mod tests {
         let error = parse_pins(["istio"]).unwrap_err();
         assert!(error.contains("NAME=VERSION"), "{error}");
         let error = parse_pins(["istoi=1.2"]).unwrap_err();
-        assert!(error.contains("no consumer \"istoi\"") && error.contains("\n  istio            newest checked 1.30; defaults changed in 1.24\n"), "{error}");
+        assert!(
+            error.contains("no consumer \"istoi\"")
+                && error.contains("\n  istio            newest checked 1.30; defaults changed in 1.24\n"),
+            "{error}"
+        );
         let error = parse_pins(["istio=latest"]).unwrap_err();
         assert!(error.contains("\"latest\" is not a release number") && error.contains("1.30"), "{error}");
         let error = parse_pins(["istio=1.22", "istio=1.23"]).unwrap_err();

@@ -112,7 +112,7 @@ spec:
     route:
     - destination: {host: ratings}
   - name: off
-    retries: {perTryTimeout: 1s}
+    retries: {attempts: 0}
     route:
     - destination: {host: ratings}
 ---
@@ -146,7 +146,25 @@ fn an_istio_route_becomes_envoys_policy_with_istios_defaults_and_traps() {
     );
     let default = import(&istio::FORMAT, ISTIO, Some("reviews/default")).unwrap();
     assert_eq!(value(&default, "max_attempts").as_deref(), Some("3"), "Istio's default: 2 retries");
-    assert_eq!(value(&default, "retry_on").as_deref(), Some("[\"reset\", \"503\"]"));
+    // Since Istio 1.24 the default leaves a plain 503 alone; Envoy's `unavailable` matches only a gRPC status.
+    assert_eq!(value(&default, "retry_on").as_deref(), Some("[\"reset\"]"));
+    assert!(default.releases.iter().any(|line| line.starts_with("Istio 1.24 or later (assumed")), "{default:#?}");
+    let pins = crate::import::versions::parse_pins(["istio=1.23"]).unwrap();
+    let older = (istio::FORMAT.translate)(
+        &Input::new(ISTIO),
+        &Ask { choice: Some("reviews/default"), pins: &pins, reading: None },
+    );
+    let older = older.unwrap();
+    assert_eq!(value(&older, "retry_on").as_deref(), Some("[\"reset\", \"503\"]"));
+    assert!(
+        older.releases.iter().any(|line| line.starts_with("Istio before 1.24 (--version istio=1.23")),
+        "{older:#?}"
+    );
+    let grpc = (istio::FORMAT.translate)(
+        &Input::new(ISTIO),
+        &Ask { choice: Some("reviews/default"), pins: &[], reading: Some("grpc") },
+    );
+    assert_eq!(value(&grpc.unwrap(), "retry_on").as_deref(), Some("[\"reset\", \"502\", \"503\"]"));
     assert_eq!(value(&default, "limiter").as_deref(), Some("\"off\""));
     assert_eq!(value(&default, "timeout"), None);
     let said: Vec<String> = default.warnings.iter().map(describe).collect();
@@ -155,6 +173,9 @@ fn an_istio_route_becomes_envoys_policy_with_istios_defaults_and_traps() {
     let off = import(&istio::FORMAT, ISTIO, Some("reviews/off")).unwrap();
     assert_eq!(value(&off, "max_attempts").as_deref(), Some("1"));
     assert!(off.warnings.iter().any(|w| w.message.contains("turns retries off")));
+    // Istio's validation refuses a disabled policy that still configures retries.
+    let refused = import(&istio::FORMAT, &ISTIO.replace("{attempts: 0}", "{perTryTimeout: 1s}"), Some("reviews/off"));
+    assert!(refused.unwrap_err().message.contains("Istio refuses the route"));
     for (from, to, line, message) in [
         ("backoff: 50ms", "backoff: 50", 13, "like \"25ms\""),
         ("attempts: 3", "attempts: three", 10, "a whole number of retries"),
@@ -202,7 +223,7 @@ fn linkerd_annotations_and_profiles_become_their_policies() {
         ("max_attempts", "2"),
         ("timeout", "\"300ms\""),
         ("deadline", "\"2s\""),
-        ("retry_on", "[\"reset\", \"timeout\", \"5xx\", \"429\"]"),
+        ("retry_on", "[\"5xx\", \"429\", \"timeout\"]"),
         ("limiter", "\"off\""),
     ] {
         assert_eq!(value(&books, key).as_deref(), Some(expected), "{key}: {books:#?}");
@@ -230,9 +251,14 @@ fn linkerd_annotations_and_profiles_become_their_policies() {
     }
     check_runs(&books, "linkerd").unwrap();
     check_runs(&authors, "linkerd").unwrap();
-    let problem =
-        import(&linkerd::FORMAT, &LINKERD.replace("5xx,429", "5xx,teapot"), Some("Service/books")).unwrap_err();
+    // A list Linkerd cannot read drops a Service's retries, and an HTTPRoute is refused by its webhook.
+    let dropped = import(&linkerd::FORMAT, &LINKERD.replace("5xx,429", "5xx, 429"), Some("Service/books")).unwrap();
+    assert_eq!(value(&dropped, "max_attempts").as_deref(), Some("1"));
+    assert!(dropped.warnings.iter().any(|w| w.at.map(|at| at.line) == Some(6) && w.message.contains("drops")));
+    let route = LINKERD.replace("5xx,429", "5xx,teapot").replace("kind: Service", "kind: HTTPRoute");
+    let problem = import(&linkerd::FORMAT, &route, Some("HTTPRoute/books")).unwrap_err();
     assert_eq!(problem.at.map(|at| at.line), Some(6), "{problem:?}");
+    assert!(problem.message.contains("admission webhook refuses the HTTPRoute"), "{problem:?}");
     let problem = import(
         &linkerd::FORMAT,
         &LINKERD.replace("ttl: 20s", "ttl: 2m"),
