@@ -44,8 +44,9 @@ pub(crate) struct ImportedPolicy {
     pub(crate) notes: Vec<String>,
 }
 
-/// What the `import*` keys of `[client]` or of one `[layer.*]` table ask for.
-#[derive(Clone, Debug, PartialEq)]
+/// What the `import*` keys of `[client]` or of one `[layer.*]` table ask for. Two requests are the same when they
+/// ask for the same thing, wherever it was written.
+#[derive(Clone, Debug)]
 struct Request {
     /// The path as written, relative to the scenario's folder, without its `#ENTRY`.
     file: String,
@@ -57,6 +58,16 @@ struct Request {
     /// `import_version` and `import_reading` as written, each with where.
     versions: Option<(String, Origin)>,
     reading: Option<(String, Origin)>,
+}
+
+impl PartialEq for Request {
+    fn eq(&self, other: &Request) -> bool {
+        let text = |written: &Option<(String, Origin)>| written.as_ref().map(|(text, _)| text.clone());
+        (&self.file, self.format, &self.entry, self.for_part)
+            == (&other.file, other.format, &other.entry, other.for_part)
+            && text(&self.versions) == text(&other.versions)
+            && text(&self.reading) == text(&other.reading)
+    }
 }
 
 /// Reads and translates every configuration `scenario` imports (each value of a swept `import` included); a file

@@ -212,3 +212,32 @@ fn a_layer_that_imports_names_the_callers_left_on_the_model_wide_policy() {
     let swept = notes("[sweep]\nmax_attempts = [1, 3]\n");
     assert!(swept.iter().any(|note| note.ends_with("policy: the swept max_attempts (1, 3)")), "{swept:#?}");
 }
+
+#[test]
+fn a_release_named_in_the_scenario_reads_the_file_as_that_release_and_a_wrong_one_is_refused_at_its_key() {
+    let folder = folder();
+    let text = format!(
+        "{SERVER}[client]\nimport = \"configs/grpc.json#shop.Cart/*\"\n[sweep]\nimport_version = [\"grpc-go=1.68\", \"grpc-go=1.69\"]\n"
+    );
+    let scenario = load(&folder, &text, &[]).unwrap();
+    let older = point_of(&scenario, &[Value::Text("grpc-go=1.68".into())]);
+    assert_eq!(value(&older, "strategy"), "full-jitter-from-base");
+    let newer = point_of(&scenario, &[Value::Text("grpc-go=1.69".into())]);
+    assert_eq!(value(&newer, "strategy"), "grpc-jitter");
+    let planned = plan(&scenario).unwrap();
+    for point in &planned {
+        let policy = point.policy.as_deref().unwrap();
+        assert!(policy.contains("imported from"), "{policy}");
+    }
+    let wrong =
+        format!("{SERVER}[client]\nimport = \"configs/grpc.json#shop.Cart/*\"\nimport_version = \"istio=1.23\"\n");
+    let error = load(&folder, &wrong, &[]).unwrap_err().to_string();
+    assert!(error.contains(":9:18: client.import_version: import_version istio: a grpc file is read by"), "{error}");
+    let reading =
+        format!("{SERVER}[client]\nimport = \"configs/grpc.json#shop.Cart/*\"\nimport_reading = \"channel\"\n");
+    let error = load(&folder, &reading, &[]).unwrap_err().to_string();
+    assert!(
+        error.contains("client.import_reading: import_reading channel: a grpc file is read one way only"),
+        "{error}"
+    );
+}
