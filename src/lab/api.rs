@@ -329,6 +329,7 @@ fn answer(
         "paired": finished.tables.paired.as_deref().map(table),
         "latency": finished.tables.latency.as_deref().map(table),
         "warnings": finished.warnings,
+        "policies": finished.policies,
         "events": finished.events,
         "truncated_runs": finished.truncated_runs,
         "elapsed_ms": started.elapsed().as_millis() as u64,

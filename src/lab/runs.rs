@@ -111,6 +111,8 @@ pub(crate) fn stop_all(signal: usize) {
 pub(crate) struct Finished {
     pub(crate) tables: CsvTables,
     pub(crate) warnings: Vec<String>,
+    /// Each point's effective client policy (every caller's, in a call graph), each distinct one once.
+    pub(crate) policies: Vec<String>,
     pub(crate) events: u64,
     pub(crate) truncated_runs: usize,
 }
@@ -142,6 +144,17 @@ pub(crate) fn check_size(scenario: &Scenario, points: &[PlannedPoint], command: 
     Err(Error::Usage(format!("this study is too large for the lab: {problem}. The CLI runs it as it is:\n  {command}")))
 }
 
+/// The points' effective policies, in plan order, each once.
+fn distinct_policies(points: &[PlannedPoint]) -> Vec<String> {
+    let mut policies: Vec<String> = Vec::new();
+    for policy in points.iter().filter_map(|point| point.policy.as_ref()) {
+        if !policies.contains(policy) {
+            policies.push(policy.clone());
+        }
+    }
+    policies
+}
+
 /// Runs every point and replicate of the study on `slot`, and builds its tables as `retrylab run` does.
 pub(crate) fn execute(scenario: &Scenario, points: &[PlannedPoint], slot: &Slot) -> Result<Finished, Error> {
     let work: Vec<PointWork> =
@@ -153,6 +166,7 @@ pub(crate) fn execute(scenario: &Scenario, points: &[PlannedPoint], slot: &Slot)
     Ok(Finished {
         tables: report::csv_tables(scenario, points, &swept.runs, &aggregate),
         warnings: report::backlog_warnings(scenario, points, &aggregate),
+        policies: distinct_policies(points),
         events: aggregate.events,
         truncated_runs: swept.runs.iter().filter(|run| run.output.truncated).count(),
     })

@@ -123,6 +123,15 @@ fn a_run_answers_the_cells_retrylab_run_writes() {
     assert_eq!(answer["latency"], csv_table(&out.path().join("latency.csv")));
     let manifest: Value = serde_json::from_slice(&std::fs::read(out.path().join("manifest.json")).unwrap()).unwrap();
     assert_eq!(answer["warnings"], manifest["warnings"]);
+    // The effective policy of each point, as the manifest names it, each distinct one once.
+    let mut policies: Vec<Value> = Vec::new();
+    for policy in manifest["policies"].as_array().unwrap() {
+        if !policies.contains(policy) {
+            policies.push(policy.clone());
+        }
+    }
+    assert_eq!(policies.len(), 2, "{policies:?}");
+    assert_eq!(answer["policies"], Value::Array(policies));
     assert_eq!(
         answer["command"],
         r#"retrylab run scenarios/thundering-herd.toml --set clients=300 --set replicates=3 --set 'strategy=["exponential", "full-jitter"]'"#

@@ -231,6 +231,11 @@ function labels(table, swept) {
 function results(answer) {
   const part = el("div", {});
   for (const warning of answer.warnings) part.append(el("p", { class: "warning" }, `warning: ${warning}`));
+  if (answer.policies && answer.policies.length) {
+    // What each caller really runs, defaults and imports resolved: nobody retries unless this says so.
+    const list = el("ul", {}, ...answer.policies.map((policy) => el("li", {}, policy)));
+    part.append(el("details", { class: "policies" }, el("summary", {}, "Effective policy of every caller"), list));
+  }
   const series = answer.series[0];
   let chart = null;
   if (series && answer.timeline.rows.length) {
