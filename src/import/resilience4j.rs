@@ -19,7 +19,7 @@ pub(super) const FORMAT: Format = Format {
     about: "Resilience4j retry instances as Spring Boot binds them (resilience4j.retry.instances)",
     entry: "instance",
     detect,
-    near_miss: None,
+    near_miss: Some(near_miss),
     translate,
     consumers: &[],
     readings: &[],
@@ -67,7 +67,77 @@ fn retry_section(document: &Node) -> Option<&Node> {
 }
 
 fn detect(input: &Input<'_>) -> bool {
-    input.document().is_ok_and(|document| retry_section(document).is_some())
+    input.document().is_ok_and(|document| unflattened(document).is_ok_and(|document| retry_section(&document).is_some()))
+}
+
+/// A file with Resilience4j settings that is not read: two splits of one property, or no retry section.
+fn near_miss(input: &Input<'_>) -> Option<Problem> {
+    let document = input.document().ok()?;
+    let Value::Map(entries) = &document.value else { return None };
+    if !entries.iter().any(|(key, _, _)| key == "resilience4j" || key.starts_with("resilience4j.")) {
+        return None;
+    }
+    match unflattened(document) {
+        Err(problem) => Some(problem),
+        Ok(document) => {
+            let modules: Vec<String> = match document.get("resilience4j").map(|r| &r.value) {
+                Some(Value::Map(modules)) => modules.iter().map(|(key, _, _)| key.clone()).collect(),
+                _ => Vec::new(),
+            };
+            let message = format!(
+                "it holds Resilience4j settings ({}) but no `resilience4j.retry` section, the only one that retries",
+                modules.join(", ")
+            );
+            Some(Problem::new(None, "resilience4j", message))
+        }
+    }
+}
+
+/// The document as Spring Boot binds it: a YAML key holding dots is that many nested keys (`resilience4j.retry:`
+/// is `resilience4j:` then `retry:`), any split of a path being the same property; a property given twice is
+/// refused, since which one Spring keeps depends on the order it reads them in.
+fn unflattened(document: &Node) -> Result<Node, Problem> {
+    let Value::Map(entries) = &document.value else { return Ok(document.clone()) };
+    let mut merged = Node { value: Value::Map(Vec::new()), at: document.at };
+    for (key, at, value) in entries {
+        let value = unflattened(value)?;
+        let path: Vec<&str> = key.split('.').collect();
+        insert(&mut merged, "", &path, *at, value)?;
+    }
+    Ok(merged)
+}
+
+/// Puts `value` at `path` under `node` (itself at the dotted path `trail`), merging mappings met on the way.
+fn insert(node: &mut Node, trail: &str, path: &[&str], at: crate::error::LineCol, value: Node) -> Result<(), Problem> {
+    let Value::Map(entries) = &mut node.value else { unreachable!("only mappings are descended into") };
+    let (first, rest) = path.split_first().expect("a key has at least one part");
+    let here = if trail.is_empty() { (*first).to_owned() } else { format!("{trail}.{first}") };
+    let Some(index) = entries.iter().position(|(key, _, _)| key == first) else {
+        let mut child = value;
+        for part in rest.iter().rev() {
+            child = Node { value: Value::Map(vec![((*part).to_owned(), at, child)]), at };
+        }
+        entries.push(((*first).to_owned(), at, child));
+        return Ok(());
+    };
+    let existing = &mut entries[index].2;
+    match (&existing.value, rest.is_empty(), value.value) {
+        (Value::Map(_), true, Value::Map(more)) => {
+            for (key, key_at, child) in more {
+                insert(existing, &here, &[key.as_str()], key_at, child)?;
+            }
+            Ok(())
+        }
+        (Value::Map(_), false, value_kind) => insert(existing, &here, rest, at, Node { value: value_kind, at: value.at }),
+        _ => {
+            let full = if rest.is_empty() { here } else { format!("{here}.{}", rest.join(".")) };
+            let message = format!(
+                "`{full}` is given twice, under two splits of its dotted path; Spring Boot keeps one of them by the \
+                 order it reads them: keep one"
+            );
+            Err(Problem::new(Some(at), &full, message))
+        }
+    }
 }
 
 /// A configuration's keys, by their camelCase names.
@@ -82,13 +152,20 @@ fn fields<'n>(node: &'n Node, field: &str) -> Result<Vec<(String, &'n Node)>, Pr
             let message = format!("unknown field `{key}`; valid here: {}", KEYS.join(", "));
             return Err(Problem::new(Some(*at), &format!("{field}.{key}"), message));
         }
+        if out.iter().any(|(seen, _)| *seen == name) {
+            let message = format!(
+                "`{key}` is `{name}` again under Spring Boot's relaxed binding (kebab-case, camelCase and underscores \
+                 name one property); keep one"
+            );
+            return Err(Problem::new(Some(*at), &format!("{field}.{key}"), message));
+        }
         out.push((name, value));
     }
     Ok(out)
 }
 
 fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
-    let document = input.document()?;
+    let document = &unflattened(input.document()?)?;
     let section = retry_section(document).ok_or_else(|| Problem::new(None, "resilience4j.retry", "missing"))?;
     known_keys(section, &["configs", "instances", "backends"], "resilience4j.retry")?;
     let named = |key: &str| -> Vec<(String, &Node)> {

@@ -95,6 +95,34 @@ const POLLY: &str = r#"{
 }"#;
 
 #[test]
+fn resilience4j_reads_any_split_of_its_dotted_keys_and_refuses_one_property_given_twice() {
+    let dotted = "resilience4j.retry:\n  instances:\n    a:\n      maxAttempts: 4\n\
+                  resilience4j.retry.instances.b.max-attempts: 5\n\
+                  resilience4j:\n  retry.configs.default.wait-duration: 2s\n";
+    let a = import(&resilience4j::FORMAT, dotted, Some("a")).unwrap();
+    assert_eq!((value(&a, "max_attempts").as_deref(), value(&a, "base").as_deref()), (Some("4"), Some("\"2s\"")));
+    let b = import(&resilience4j::FORMAT, dotted, Some("b")).unwrap();
+    assert_eq!(value(&b, "max_attempts").as_deref(), Some("5"));
+    assert_eq!(FORMATS.iter().find(|f| (f.detect)(&Input::new(dotted))).map(|f| f.name), Some("resilience4j"));
+    let twice = "resilience4j.retry.instances.a.maxAttempts: 3\nresilience4j:\n  retry:\n    instances:\n      a:\n        maxAttempts: 4\n";
+    let problem = import(&resilience4j::FORMAT, twice, Some("a")).unwrap_err();
+    assert_eq!(
+        (problem.field.as_str(), problem.at.map(|at| at.line)),
+        ("resilience4j.retry.instances.a.maxAttempts", Some(6))
+    );
+    let relaxed = "resilience4j.retry.instances.a:\n  max-attempts: 3\n  maxAttempts: 4\n";
+    let problem = import(&resilience4j::FORMAT, relaxed, Some("a")).unwrap_err();
+    assert!(problem.message.contains("relaxed binding"), "{problem:?}");
+    // A refusal that names its cause, where no format recognises the file.
+    let near = (resilience4j::FORMAT.near_miss.unwrap())(&Input::new(twice)).unwrap();
+    assert!(near.message.contains("is given twice"), "{near:?}");
+    let breaker = "resilience4j.circuitbreaker:\n  instances:\n    a: {}\n";
+    let near = (resilience4j::FORMAT.near_miss.unwrap())(&Input::new(breaker)).unwrap();
+    assert!(near.message.contains("(circuitbreaker) but no `resilience4j.retry` section"), "{near:?}");
+    assert!((resilience4j::FORMAT.near_miss.unwrap())(&Input::new("kind: Thing\n")).is_none());
+}
+
+#[test]
 fn polly_options_follow_their_backoff_type_and_the_http_defaults() {
     let standard = import(&polly::FORMAT, POLLY, Some("Resilience.Standard.Retry")).unwrap();
     for (key, expected) in [
