@@ -13,7 +13,7 @@ pub(super) const FORMAT: Format = Format {
     about: "AWS shared config file (~/.aws/config): a profile's retry_mode and max_attempts",
     entry: "profile",
     detect,
-    near_miss: None,
+    near_miss: Some(near_miss),
     translate,
     consumers: &[],
     readings: &[],
@@ -33,6 +33,12 @@ const MAX_ATTEMPTS_LIMIT: i64 = 1000;
 struct Section {
     profile: String,
     keys: Vec<(String, String, LineCol)>,
+}
+
+/// A file with profile sections that cannot be read (a profile given twice, a broken header): the reason.
+fn near_miss(input: &Input<'_>) -> Option<Problem> {
+    let profiles = input.text.lines().map(str::trim).any(|line| line.starts_with("[profile ") || line == "[default]");
+    profiles.then(|| sections(input.text).err()).flatten()
 }
 
 fn sections(text: &str) -> Result<Vec<Section>, Problem> {
@@ -57,7 +63,10 @@ fn sections(text: &str) -> Result<Vec<Section>, Problem> {
             in_profile = profile.is_some();
             if let Some(profile) = profile {
                 if sections.iter().any(|section| section.profile == profile) {
-                    let message = format!("profile {profile:?} is given twice; keep one");
+                    let message = format!(
+                        "[{name}] is a second section for profile {profile:?}; botocore's parser refuses the whole \
+                         file (a duplicate section): merge the two"
+                    );
                     return Err(Problem::new(Some(at(1)), "", message));
                 }
                 sections.push(Section { profile: profile.to_owned(), keys: Vec::new() });

@@ -246,12 +246,22 @@ fn bad_aws_profiles_are_refused_where_they_are_wrong() {
         ("[default]\nmax-attempts = 3\n", 2, "unknown retry setting `max-attempts`"),
         ("[default\nretry_mode = standard\n", 1, "must end with `]`"),
         ("[default]\nretry_mode standard\n", 2, "expected `key = value`"),
-        ("[default]\n[default]\n", 2, "given twice"),
+        (
+            "[default]\n[default]\n",
+            2,
+            "a second section for profile \"default\"; botocore's parser refuses the whole file",
+        ),
     ] {
         let problem = import(&aws_config::FORMAT, text, None).expect_err(text);
         assert_eq!(problem.at.map(|at| at.line), Some(line), "{text}: {problem:?}");
         assert!(problem.message.contains(message), "{text}: {problem:?}");
     }
+    // A file no format recognises is refused with the cause the AWS reader sees, not as an unknown format.
+    let near_miss = aws_config::FORMAT.near_miss.unwrap();
+    let twice = near_miss(&Input::new("[profile a]\nretry_mode = standard\n[profile a]\n")).unwrap();
+    assert_eq!(twice.at.map(|at| at.line), Some(3));
+    assert!(near_miss(&Input::new("[profile a]\nregion = x\n")).is_none(), "a readable file has no near miss");
+    assert!(near_miss(&Input::new("{\"a\": 1}")).is_none());
 }
 
 #[test]
