@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use super::code::without_comments;
 use super::{Ask, Format, Imported, Input, Problem, choose, lab_duration};
 use crate::error::LineCol;
 
@@ -84,11 +85,12 @@ fn literals(text: &str) -> Vec<(String, Literal)> {
 }
 
 fn detect(input: &Input<'_>) -> bool {
-    !literals(input.text).is_empty()
+    !literals(&without_comments(input.text)).is_empty()
 }
 
 fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
-    let found = literals(input.text);
+    let code = without_comments(input.text);
+    let found = literals(&code);
     let (name, literal) = choose(&found, ask.choice, "instance")?;
     let mut imported = Imported { entry: Some(name.clone()), ..Imported::default() };
     let field = |key: &str| format!("{name}.{key}");

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use crate::error::{InputError, LineCol, Origin};
 
+mod code;
 pub(crate) mod doc;
 mod read;
 pub(crate) mod spelling;

@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use super::code::without_comments;
 use super::{Ask, Format, Imported, Input, Problem, choose, lab_duration};
 use crate::error::LineCol;
 
@@ -120,22 +121,23 @@ fn annotations(text: &str) -> Vec<(String, Annotation)> {
 }
 
 fn detect(input: &Input<'_>) -> bool {
-    !annotations(input.text).is_empty()
+    !annotations(&without_comments(input.text)).is_empty()
 }
 
 fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
-    let found = annotations(input.text);
+    let code = without_comments(input.text);
+    let found = annotations(&code);
     let (method, annotation) = choose(&found, ask.choice, "method")?;
     let mut imported = Imported { entry: Some(method.clone()), ..Imported::default() };
     let has = |key: &str| annotation.attributes.iter().any(|(name, _, _)| name == key);
     let spring7 = SPRING7_KEYS.iter().any(|key| *key != "value" && has(key))
-        || (!has("maxAttempts") && !has("backoff") && input.text.contains("org.springframework.resilience.annotation.Retryable"));
+        || (!has("maxAttempts") && !has("backoff") && code.contains("org.springframework.resilience.annotation.Retryable"));
     if spring7 {
         framework7(annotation, &mut imported)?;
     } else {
         spring_retry(annotation, &mut imported)?;
     }
-    if input.text.contains("Mono<") || input.text.contains("Flux<") {
+    if code.contains("Mono<") || code.contains("Flux<") {
         imported.warn(Some(annotation.at), "@Retryable", "on a method returning Mono or Flux, Spring 7 retries with Reactor's Retry.backoff, a different formula");
     }
     Ok(imported)
