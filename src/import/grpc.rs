@@ -45,7 +45,7 @@ const RETRY_KEYS: &[&str] =
     &["maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier", "retryableStatusCodes", "perAttemptRecvTimeout"];
 
 /// gRPC's status codes, by number (grpc/grpc doc/statuscodes.md).
-const CODES: &[&str] = &[
+pub(super) const CODES: &[&str] = &[
     "OK",
     "CANCELLED",
     "UNKNOWN",
@@ -68,7 +68,7 @@ const CODES: &[&str] = &[
 /// What the server model answers that a gRPC client would see as each code: its 503 (overloaded, fail-fast), 502
 /// (a transient error) and connection resets are UNAVAILABLE; its rate limiter's 429 is RESOURCE_EXHAUSTED; its
 /// permanent error (422) is INVALID_ARGUMENT; an attempt cut by its per-attempt timeout is DEADLINE_EXCEEDED.
-fn outcomes_of(code: &str) -> &'static [&'static str] {
+pub(super) fn outcomes_of(code: &str) -> &'static [&'static str] {
     match code {
         "UNAVAILABLE" => &["502", "503", "reset"],
         "RESOURCE_EXHAUSTED" => &["429"],
@@ -126,6 +126,15 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
         None => choose(&entries, None, "method")?,
     };
     let mut imported = Imported { entry: Some(entry.clone()), warnings: early, ..Imported::default() };
+    if super::googleapis::looks_like(input) {
+        imported.warn(
+            None,
+            "",
+            "this looks like a googleapis service config: the generated Google client libraries that ship it run \
+             it differently (no attempt cap, full jitter, the method's timeout as the deadline; --format \
+             googleapis); this is how a gRPC channel given the file runs it",
+        );
+    }
     let field = format!("methodConfig[{index}]");
     let deadline = method.get("timeout").map(|node| proto_duration(node, &format!("{field}.timeout"))).transpose()?;
     match (method.get("retryPolicy"), method.get("hedgingPolicy")) {
@@ -160,7 +169,7 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
 
 /// `service/method`, `service/*` or `*` for each of a method config's names, joined by ", "; `None` for a config
 /// with no names, which gRPC skips.
-fn names(method: &Node, index: usize) -> Result<Option<String>, Problem> {
+pub(super) fn names(method: &Node, index: usize) -> Result<Option<String>, Problem> {
     if !matches!(method.value, Value::Map(_)) {
         return Err(expected(method, &format!("methodConfig[{index}]"), "a method config (a JSON object)"));
     }

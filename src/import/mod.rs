@@ -30,7 +30,7 @@ macro_rules! formats {
     };
 }
 
-formats!(grpc, istio, linkerd, envoy, resilience4j, polly, aws_config, spring, client_go);
+formats!(googleapis, grpc, istio, linkerd, envoy, resilience4j, polly, aws_config, spring, client_go);
 
 /// One configuration format.
 pub(crate) struct Format {

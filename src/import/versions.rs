@@ -149,7 +149,7 @@ pub(crate) fn changes_table() -> String {
 }
 
 /// Every consumer whose releases the import tells apart.
-pub(crate) const CONSUMERS: &[&Consumer] = &[&ISTIO, &LINKERD, &GRPC_GO, &GRPC_JAVA, &GRPC_CORE];
+pub(crate) const CONSUMERS: &[&Consumer] = &[&ISTIO, &LINKERD, &GOOGLE_API_CORE, &GRPC_GO, &GRPC_JAVA, &GRPC_CORE];
 
 /// Istio's pilot, which writes the Envoy retry policy of every route.
 pub(crate) const ISTIO: Consumer =
@@ -177,6 +177,22 @@ pub(crate) const LINKERD_NO_PROFILE_TIMEOUT: Change = Change {
     before: "a ServiceProfile route without `timeout` gives up on the request, retries included, after 10s",
     after: "a ServiceProfile route without `timeout` has none",
     source: "linkerd/linkerd2#4958",
+};
+
+/// google-api-core, which runs the retries the generated Google client libraries configure.
+pub(crate) const GOOGLE_API_CORE: Consumer = Consumer {
+    name: "google-api-core",
+    title: "google-api-core",
+    newest: Version::new(2, 44, 0),
+    changes: &[&GOOGLE_API_CORE_FIRST_WAIT_CAPPED],
+};
+
+/// From 2.16 the first wait is drawn below min(initial, maximum), not below initial.
+pub(crate) const GOOGLE_API_CORE_FIRST_WAIT_CAPPED: Change = Change {
+    since: Version::new(2, 16, 0),
+    before: "with initialBackoff above maxBackoff the first wait is U(0, initialBackoff)",
+    after: "the first wait is U(0, min(initialBackoff, maxBackoff))",
+    source: "google-api-core 2.16.0 retry/retry_base.py exponential_sleep_generator",
 };
 
 /// grpc-go's backoff jitter.

@@ -2,6 +2,7 @@ use super::*;
 use crate::commands::check_runs;
 
 mod extremes;
+mod googleapis;
 mod libraries;
 mod mesh;
 
