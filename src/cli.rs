@@ -342,8 +342,9 @@ pub enum Command {
         /// (istio=1.22, grpc-go=1.68); repeatable [default: the newest release checked, named in the output].
         #[arg(long, value_name = "NAME=X.Y")]
         version: Vec<String>,
-        /// For a file read two ways: a googleapis service config as the generated clients run it (gapic) or as a
-        /// gRPC channel runs it (channel) [default: gapic].
+        /// For a file read two ways: a googleapis service config as the generated clients run it (gapic, the
+        /// default) or as a gRPC channel would (channel); an Envoy or Istio route as carrying HTTP (http, the
+        /// default) or gRPC (grpc).
         #[arg(long, value_name = "READING")]
         reading: Option<String>,
         /// Write the table to this file instead of stdout.
