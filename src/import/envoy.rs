@@ -111,7 +111,11 @@ fn detect(input: &Input<'_>) -> bool {
         let Ok(document) = proto_names(document) else { return true };
         let mut found = Vec::new();
         policies(&document, &mut found);
-        !found.is_empty()
+        // An Envoy retry policy holds Envoy's keys: a gRPC `retryPolicy` (maxAttempts, …) is no Envoy route.
+        found.iter().any(|(_, found)| match &found.policy.value {
+            Value::Map(entries) => entries.iter().all(|(key, _, _)| RETRY_KEYS.contains(&key.as_str())),
+            _ => false,
+        })
     })
 }
 

@@ -12,7 +12,9 @@
 //! `--reading channel` reads the file as a gRPC channel would (src/import/grpc.rs).
 
 use super::doc::{Node, Value};
-use super::versions::{GOOGLE_API_CORE, GOOGLE_API_CORE_FIRST_WAIT_CAPPED, GRPC_CORE, GRPC_GO, GRPC_JAVA};
+use super::versions::{
+    GOOGLE_API_CORE, GOOGLE_API_CORE_FIRST_WAIT_CAPPED, GOOGLE_API_CORE_FULL_JITTER, GRPC_CORE, GRPC_GO, GRPC_JAVA,
+};
 use super::{Ask, Format, Imported, Input, Problem, choose, expected, grpc, lab_duration, proto_duration, seconds};
 
 pub(super) const FORMAT: Format = Format {
@@ -38,6 +40,10 @@ const DEFAULT_MULTIPLIER: f64 = 2.0;
 /// googleapis ships for its client generators. A plain channel config names the user's own services.
 pub(super) fn looks_like(input: &Input<'_>) -> bool {
     let Ok(document) = input.document() else { return false };
+    // Proto field names (`method_config`, `retry_policy`) are the generators' input, never a channel's.
+    if document.get("method_config").is_some() && document.get("methodConfig").is_none() {
+        return true;
+    }
     let Some(Node { value: Value::List(configs), .. }) = document.get("methodConfig") else { return false };
     let mut services = configs.iter().flat_map(|config| match config.get("name").map(|n| &n.value) {
         Some(Value::List(names)) => names.iter().filter_map(|name| super::text(name.get("service"))).collect(),
@@ -66,14 +72,19 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
         return Ok(imported);
     }
     let document = input.document()?;
-    let Some(Node { value: Value::List(configs), .. }) = document.get("methodConfig") else {
-        return Err(Problem::new(Some(document.at), "methodConfig", "missing: the file names no method"));
+    let mut ignored = Vec::new();
+    super::ignored_keys(document, &["methodConfig", "retryThrottling", "loadBalancingConfig", "loadBalancingPolicy"], "", GENERATOR, &mut ignored);
+    let configs: &[Node] = match document.get("methodConfig") {
+        Some(Node { value: Value::List(configs), .. }) => configs,
+        Some(other) => return Err(expected(other, "methodConfig", "a list of method configs")),
+        None => &[],
     };
     // Every {service, method} the file names; gapic-generator-python matches a method's config by exactly that
     // pair, so a name without a method (a whole service, or the default) applies to no method.
     let mut entries: Vec<(String, (usize, &Node))> = Vec::new();
     let mut service_wide = Vec::new();
     for (index, config) in configs.iter().enumerate() {
+        super::ignored_keys(config, &["name", "timeout", "retryPolicy", "waitForReady", "maxRequestMessageBytes", "maxResponseMessageBytes", "hedgingPolicy"], &format!("methodConfig[{index}]"), GENERATOR, &mut ignored);
         let Some(Node { value: Value::List(names), .. }) = config.get("name") else { continue };
         for name in names {
             match (super::text(name.get("service")), super::text(name.get("method"))) {
@@ -84,27 +95,38 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
             }
         }
     }
-    if let (Some(wanted), Some(service)) = (ask.choice, ask.choice.and_then(|w| w.split_once('/')).map(|(s, _)| s))
+    if let Some(wanted) = ask.choice
         && !entries.iter().any(|(name, _)| name == wanted)
-        && service_wide.iter().any(|name| *name == format!("{service}/*") || name == "*/*")
     {
-        let mut imported = Imported { entry: Some(wanted.to_owned()), ..Imported::default() };
-        imported.set("max_attempts", 1, "no config names this method with its service: the generated client sends one attempt");
-        imported.set("retry_after", "ignore", "google-api-core reads no Retry-After");
-        imported.warn(
-            None,
-            "methodConfig[].name",
+        let service = wanted.split_once('/').map_or(wanted, |(service, _)| service);
+        let why = if service_wide.iter().any(|name| *name == format!("{service}/*")) {
             format!(
                 "{wanted} is covered only by a service-wide name ({service}/*): gapic-generator-python matches a \
                  config by service and method together, so the generated Python client neither retries nor times \
                  out this method; a gRPC channel would apply it (--reading channel)"
-            ),
-        );
+            )
+        } else if document.get("methodConfig").is_none() && document.get("method_config").is_some() {
+            "the file writes proto field names (method_config, retry_policy), which gapic-generator-python never \
+             looks up (it reads methodConfig): the generated Python client neither retries nor times out any \
+             method; the Ruby generator's protobuf parser reads them"
+                .to_owned()
+        } else {
+            let named: Vec<&str> = entries.iter().map(|(name, _)| name.as_str()).collect();
+            format!(
+                "no config names {wanted} with its service and method, so the generated Python client neither \
+                 retries nor times out it; the file names {}",
+                if named.is_empty() { "no method".to_owned() } else { named.join(", ") }
+            )
+        };
+        let mut imported = Imported { entry: Some(wanted.to_owned()), warnings: ignored, ..Imported::default() };
+        imported.set("max_attempts", 1, "no config names this method: the generated client sends one attempt");
+        imported.set("retry_after", "ignore", "google-api-core reads no Retry-After");
+        imported.warn(None, "methodConfig[].name", why);
         return Ok(imported);
     }
     let (entry, (index, config)) = choose(&entries, ask.choice, "method")?;
     let field = format!("methodConfig[{index}]");
-    let mut imported = Imported { entry: Some(entry.clone()), ..Imported::default() };
+    let mut imported = Imported { entry: Some(entry.clone()), warnings: ignored, ..Imported::default() };
     let timeout = config.get("timeout").map(|node| proto_duration(node, &format!("{field}.timeout"))).transpose()?;
     let timeout = timeout.filter(|timeout| !timeout.is_zero());
     match config.get("retryPolicy") {
@@ -112,7 +134,9 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
         None => imported.set("max_attempts", 1, format!("{field}: no retryPolicy, so the generated client sends one attempt")),
     }
     if let Some(timeout) = timeout {
-        let from = format!("{field}.timeout {}: each attempt's, shrinking to the time left", seconds(timeout));
+        let shrinking = ask.release(&GOOGLE_API_CORE) >= GOOGLE_API_CORE_FULL_JITTER.since;
+        let how = if shrinking { "each attempt's, shrinking to the time left" } else { "each attempt's, whole" };
+        let from = format!("{field}.timeout {}: {how}", seconds(timeout));
         imported.set("timeout", lab_duration(timeout), from);
     }
     imported.set("retry_after", "ignore", "google-api-core reads no Retry-After, and its channel no gRPC pushback");
@@ -121,6 +145,9 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     }
     Ok(imported)
 }
+
+/// Who reads the file, for the warnings about what it skips.
+const GENERATOR: &str = "gapic-generator-python";
 
 fn retry_policy(
     policy: &Node,
@@ -138,6 +165,13 @@ fn retry_policy(
             None => Ok((default, format!("{key} unset: google-api-core's default {}", seconds(default)))),
         }
     };
+    super::ignored_keys(
+        policy,
+        &["maxAttempts", "initialBackoff", "maxBackoff", "backoffMultiplier", "retryableStatusCodes"],
+        &format!("{field}.retryPolicy"),
+        GENERATOR,
+        &mut imported.warnings,
+    );
     let (initial, initial_from) = duration("initialBackoff", DEFAULT_INITIAL)?;
     let (maximum, maximum_from) = duration("maxBackoff", DEFAULT_MAXIMUM)?;
     let multiplier = match policy.get("backoffMultiplier").map(|node| (node, &node.value)) {
@@ -147,6 +181,9 @@ fn retry_policy(
         Some((_, Value::Real(x))) if *x > 0.0 && x.is_finite() => *x,
         Some((node, _)) => return Err(expected(node, &format!("{field}.retryPolicy.backoffMultiplier"), "a number > 0")),
     };
+    if !imported.holds_for(&GOOGLE_API_CORE, &GOOGLE_API_CORE_FULL_JITTER, ask) {
+        return before_2_11(policy, field, (initial, maximum, multiplier), timeout, imported);
+    }
     imported.set("strategy", "full-jitter-from-base", "google-api-core: retry n waits U(0, min(initial · multiplier^(n−1), maximum))");
     imported.set("base", lab_duration(initial.min(maximum)), initial_from);
     imported.set("cap", lab_duration(maximum), maximum_from);
@@ -192,6 +229,48 @@ fn retry_policy(
              timeout",
         ),
     }
+    retry_on(policy, field, imported)
+}
+
+/// google-api-core before 2.11: retry n sleeps min(U(0, 2d), maximum) with d = initial · m^(n−1), which no lab
+/// strategy draws exactly; the nearest is U(0, min(maximum, 2d)), `full-jitter-from-base` from 2 · initial, which
+/// draws the same below the cap and spreads over [0, maximum) what the old loop clamped to maximum. Every attempt
+/// had the whole timeout, as the lab's do; the last sleep was cut short to end at the deadline.
+fn before_2_11(
+    policy: &Node,
+    field: &str,
+    (initial, maximum, multiplier): (std::time::Duration, std::time::Duration, f64),
+    timeout: Option<std::time::Duration>,
+    imported: &mut Imported,
+) -> Result<(), Problem> {
+    let doubled = super::scaled(initial, 2.0).min(maximum);
+    imported.set("strategy", "full-jitter-from-base", "google-api-core before 2.11: min(U(0, 2 · initial · m^(n−1)), maximum), approximately");
+    imported.set("base", lab_duration(doubled), format!("2 × {field}.retryPolicy.initialBackoff {}", seconds(initial)));
+    imported.set("cap", lab_duration(maximum), format!("{field}.retryPolicy.maxBackoff {}", seconds(maximum)));
+    imported.set("multiplier", multiplier, format!("{field}.retryPolicy.backoffMultiplier {multiplier}"));
+    imported.warn(
+        None,
+        &format!("{field}.retryPolicy"),
+        "APPROXIMATE: this google-api-core drew U(0, 2 · initial · m^(n−1)) and clamped a draw above maxBackoff to it \
+         (a share of the waits exactly maxBackoff); the lab draws U(0, min(maxBackoff, that)), spreading them below it",
+    );
+    match timeout {
+        Some(timeout) => {
+            imported.set("deadline", lab_duration(timeout), format!("{field}.timeout {}: the retry's deadline", seconds(timeout)));
+            imported.warn(
+                None,
+                &format!("{field}.timeout"),
+                "this google-api-core cut the last sleep short to end at the deadline and tried once more there; the \
+                 lab gives up instead",
+            );
+        }
+        None => imported.warn(None, &format!("{field}.timeout"), "unset: the generated client retries without end"),
+    }
+    retry_on(policy, field, imported)
+}
+
+/// `retryableStatusCodes` as the server model's answers.
+fn retry_on(policy: &Node, field: &str, imported: &mut Imported) -> Result<(), Problem> {
     let Some(codes_node) = policy.get("retryableStatusCodes") else {
         imported.set("retry_on", Vec::<toml::Value>::new(), "no retryableStatusCodes: nothing is retried");
         return Ok(());

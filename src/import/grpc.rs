@@ -9,8 +9,8 @@
 //! count is at or below half of `maxTokens`: the lab's `grpc` limiter.
 
 use super::doc::{Node, Value};
-use super::{Ask, Format, expected, seconds, Imported, Input, Problem, choose, known_keys, lab_duration, proto_duration, shown};
-use super::versions::{self, Change, Consumer, Version};
+use super::{Ask, Format, expected, ignored_keys, seconds, Imported, Input, Problem, choose, lab_duration, proto_duration, shown};
+use super::versions::{self, Change, Consumer};
 use std::time::Duration;
 
 pub(super) const FORMAT: Format = Format {
@@ -23,6 +23,9 @@ pub(super) const FORMAT: Format = Format {
     consumers: &[&versions::GRPC_CORE, &versions::GRPC_GO, &versions::GRPC_JAVA],
     readings: &[],
 };
+
+/// Who reads a gRPC service config, for the warnings about what they skip.
+const CONSUMER: &str = "gRPC (the C core, grpc-go, grpc-java)";
 
 /// gRPC clamps `maxAttempts` to this (gRFC A6: "values greater than 5 are treated as 5").
 const MAX_ATTEMPTS_LIMIT: i64 = 5;
@@ -79,7 +82,11 @@ pub(super) fn outcomes_of(code: &str) -> &'static [&'static str] {
 }
 
 fn detect(input: &Input<'_>) -> bool {
-    input.document().is_ok_and(|document| document.get("methodConfig").is_some() || document.get("retryThrottling").is_some())
+    input.document().is_ok_and(|document| {
+        // A service config choice (the DNS TXT record's form) wraps one in `serviceConfig`.
+        let choice = document.get("serviceConfig").is_some_and(|inner| inner.get("methodConfig").is_some());
+        document.get("methodConfig").is_some() || document.get("retryThrottling").is_some() || choice
+    })
 }
 
 fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
@@ -90,19 +97,23 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
     let mut early = Vec::new();
     camel_case_keys(&mut document, &mut early);
     let document = &document;
-    known_keys(document, TOP_KEYS, "")?;
+    ignored_keys(document, TOP_KEYS, "", CONSUMER, &mut early);
     let mut entries = Vec::new();
+    let mut unnamed = Vec::new();
     match document.get("methodConfig") {
         None => {}
         Some(Node { value: Value::List(items), .. }) => {
             for (i, item) in items.iter().enumerate() {
-                match names(item, i)? {
+                match names(item, i, &mut early)? {
                     Some(names) => entries.push((names, (i, item))),
-                    None => early.push(Problem::new(
-                        Some(item.at),
-                        &format!("methodConfig[{i}].name"),
-                        "no name: gRPC skips this method config (the default for every method is \"name\": [{}])",
-                    )),
+                    None => {
+                        unnamed.push((i, item));
+                        early.push(Problem::new(
+                            Some(item.at),
+                            &format!("methodConfig[{i}].name"),
+                            "no name: gRPC skips this method config (the default for every method is \"name\": [{}])",
+                        ));
+                    }
                 }
             }
         }
@@ -118,12 +129,50 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
             seen.push(name);
         }
     }
-    let (entry, (index, method)) = match ask.choice {
+    // An invalid retry policy anywhere makes gRPC refuse the whole service config, whichever method is asked for.
+    for (i, item) in entries.iter().map(|(_, entry)| *entry).chain(unnamed) {
+        if let Some(policy) = item.get("retryPolicy") {
+            let field = format!("methodConfig[{i}].retryPolicy");
+            retry_policy(policy, &field, None, ask, &mut Imported::default()).map_err(|problem| Problem {
+                message: format!("{} (gRPC refuses the whole service config, every method with it)", problem.message),
+                ..problem
+            })?;
+        }
+    }
+    if document.get("serviceConfig").is_some() {
+        early.push(Problem::new(
+            document.get("serviceConfig").map(|node| node.at),
+            "serviceConfig",
+            "a service config choice (the form a DNS TXT record holds): a resolver picks serviceConfig out of it, but \
+             given to a channel as its service config it is read at the top level, where gRPC finds no \
+             methodConfig and retries nothing",
+        ));
+    }
+    let found = match ask.choice {
         Some(wanted) => match lookup(&entries, wanted) {
-            Some(found) => found,
-            None => choose(&entries, Some(wanted), "method")?,
+            Some(found) => Some(found),
+            None if entries.is_empty() => None,
+            None => {
+                let listed: Vec<&str> = entries.iter().map(|(names, _)| names.as_str()).collect();
+                early.push(Problem::new(
+                    None,
+                    "methodConfig[].name",
+                    format!(
+                        "no method config names {wanted}, its service, or the default: gRPC sends it once, with no \
+                         deadline; the file names {}",
+                        listed.join("; ")
+                    ),
+                ));
+                None
+            }
         },
-        None => choose(&entries, None, "method")?,
+        None => Some(choose(&entries, None, "method")?),
+    };
+    let Some((entry, (index, method))) = found else {
+        let mut imported = Imported { entry: ask.choice.map(str::to_owned), warnings: early, ..Imported::default() };
+        imported.set("max_attempts", 1, "no method config applies: gRPC sends one attempt");
+        imported.set("retry_after", "ignore", "a gRPC client reads no HTTP Retry-After");
+        return Ok(imported);
     };
     let mut imported = Imported { entry: Some(entry.clone()), warnings: early, ..Imported::default() };
     if super::googleapis::looks_like(input) {
@@ -145,6 +194,8 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
         (Some(policy), None) => retry_policy(policy, &format!("{field}.retryPolicy"), deadline, ask, &mut imported)?,
         (None, Some(hedging)) => {
             imported.set("max_attempts", 1, format!("{field}: a hedgingPolicy, which this [client] table does not model"));
+            imported.set("retry_after", "ignore", "a gRPC client reads no HTTP Retry-After");
+            imported.set("pushback", "honour", "a pushback also spaces gRPC's hedges");
             imported.warn(
                 Some(hedging.at),
                 &format!("{field}.hedgingPolicy"),
@@ -155,7 +206,11 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
         }
         (None, None) => {
             imported.set("max_attempts", 1, format!("{field}: no retryPolicy, so gRPC sends one attempt"));
+            imported.set("retry_after", "ignore", "a gRPC client reads no HTTP Retry-After");
         }
+    }
+    if let (None, Some(deadline)) = (method.get("retryPolicy"), deadline) {
+        imported.set("timeout", lab_duration(deadline), "the call's deadline ends its one attempt");
     }
     if let Some(deadline) = deadline {
         let from = format!("{field}.timeout {}: the call's deadline", seconds(deadline));
@@ -169,18 +224,18 @@ fn translate(input: &Input<'_>, ask: &Ask<'_>) -> Result<Imported, Problem> {
 
 /// `service/method`, `service/*` or `*` for each of a method config's names, joined by ", "; `None` for a config
 /// with no names, which gRPC skips.
-pub(super) fn names(method: &Node, index: usize) -> Result<Option<String>, Problem> {
+pub(super) fn names(method: &Node, index: usize, warnings: &mut Vec<Problem>) -> Result<Option<String>, Problem> {
     if !matches!(method.value, Value::Map(_)) {
         return Err(expected(method, &format!("methodConfig[{index}]"), "a method config (a JSON object)"));
     }
-    known_keys(method, METHOD_KEYS, &format!("methodConfig[{index}]"))?;
+    ignored_keys(method, METHOD_KEYS, &format!("methodConfig[{index}]"), CONSUMER, warnings);
     let field = format!("methodConfig[{index}].name");
     let Some(list) = method.get("name") else { return Ok(None) };
     let Value::List(items) = &list.value else { return Err(expected(list, &field, "a list of {service, method}")) };
     let mut names = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let field = format!("{field}[{i}]");
-        known_keys(item, NAME_KEYS, &field)?;
+        ignored_keys(item, NAME_KEYS, &field, CONSUMER, warnings);
         let text = |key: &str| match item.get(key).map(|node| &node.value) {
             None => Ok(String::new()),
             Some(Value::Text(text)) => Ok(text.clone()),
@@ -234,15 +289,24 @@ fn whole_milliseconds(policy: &Node, field: &str, base: Duration, cap: Duration,
     }
 }
 
-/// The implementations that drew full jitter before A6's 2024 change, and that change.
+/// The implementations that drew full jitter before A6's 2024 change, and the change that ended it.
 const FULL_JITTER_UNTIL: &[(&Consumer, &Change)] = &[
     (&versions::GRPC_GO, &versions::GRPC_GO_TWENTY_PERCENT),
-    (&versions::GRPC_JAVA, &versions::GRPC_JAVA_TWENTY_PERCENT),
+    (&versions::GRPC_JAVA, &versions::GRPC_JAVA_FORTY_PERCENT),
+    (&versions::GRPC_JS, &versions::GRPC_JS_TWENTY_PERCENT),
 ];
 
 /// The backoff's strategy: ±20% (`grpc-jitter`), as gRFC A6 has said since 2024 and every implementation draws
-/// now, unless `--version` names an implementation's release from before its change (full jitter, U(0, b_n)).
-fn jitter(field: &str, ask: &Ask<'_>, imported: &mut Imported) {
+/// now, unless `--version` names a release from before its change: full jitter, U(0, b_n); or grpc-java 1.71 to
+/// 1.79, which drew U(0.4, 1.2) × b_n by mistake (grpc/grpc-java#11858). That is `proportional-jitter` from a base
+/// and cap of 0.4 times the file's, with q = 2, exactly; the factor 0.4 is returned for the caller to apply.
+fn jitter(field: &str, ask: &Ask<'_>, imported: &mut Imported) -> Option<f64> {
+    let java = &versions::GRPC_JAVA;
+    if ask.named(java) && (versions::GRPC_JAVA_FORTY_PERCENT.since..versions::GRPC_JAVA_TWENTY_PERCENT.since).contains(&ask.release(java)) {
+        imported.set("strategy", "proportional-jitter", format!("{field}: grpc-java 1.71-1.79 draws U(0.4, 1.2) × the capped exponential"));
+        imported.holds_for(java, &versions::GRPC_JAVA_TWENTY_PERCENT, ask);
+        return Some(0.4);
+    }
     let older = FULL_JITTER_UNTIL
         .iter()
         .find(|(consumer, change)| ask.named(consumer) && ask.release(consumer) < change.since);
@@ -250,22 +314,16 @@ fn jitter(field: &str, ask: &Ask<'_>, imported: &mut Imported) {
         let from = format!("{field}: full jitter, U(0, the capped exponential), as gRPC drew it before gRFC A6's 2024 change");
         imported.set("strategy", "full-jitter-from-base", from);
         imported.holds_for(consumer, change, ask);
-        return;
+        return None;
     }
     imported.set("strategy", "grpc-jitter", format!("{field}: gRFC A6 backoff, U(0.8, 1.2) × the capped exponential"));
-    let releases: Vec<String> =
-        FULL_JITTER_UNTIL.iter().map(|(consumer, change)| format!("{} {} or later", consumer.title, change.since)).collect();
-    let older: Vec<String> = FULL_JITTER_UNTIL
-        .iter()
-        .map(|(consumer, change)| {
-            format!("{}={}", consumer.name, Version::new(change.since.major(), change.since.minor() - 1, 0))
-        })
-        .collect();
-    imported.read_as(format!(
-        "the C core, {}: ±20% jitter (before those releases full jitter: --version {})",
-        releases.join(" and "),
-        older.join(" or ")
-    ));
+    imported.read_as(
+        "the C core, grpc-go 1.69 or later, grpc-java 1.80 or later and grpc-js 1.14 or later: ±20% jitter (before \
+         those releases full jitter: --version grpc-go=1.68, grpc-java=1.70 or grpc-js=1.13; grpc-java 1.71 to 1.79 \
+         drew U(0.4, 1.2): --version grpc-java=1.79)"
+            .to_owned(),
+    );
+    None
 }
 
 fn retry_policy(
@@ -275,7 +333,7 @@ fn retry_policy(
     ask: &Ask<'_>,
     imported: &mut Imported,
 ) -> Result<(), Problem> {
-    known_keys(policy, RETRY_KEYS, field)?;
+    ignored_keys(policy, RETRY_KEYS, field, CONSUMER, &mut imported.warnings);
     let required = |key: &str| {
         policy.get(key).ok_or_else(|| {
             Problem::new(Some(policy.at), &format!("{field}.{key}"), "missing; gRFC A6 requires it in a retryPolicy")
@@ -290,7 +348,7 @@ fn retry_policy(
         return Err(Problem::new(Some(attempts_node.at), &format!("{field}.maxAttempts"), message));
     }
     let used = attempts.min(MAX_ATTEMPTS_LIMIT);
-    jitter(field, ask, imported);
+    let scale = jitter(field, ask, imported);
     imported.set("max_attempts", used, format!("{field}.maxAttempts = {attempts}: every attempt, the first included"));
     if attempts > MAX_ATTEMPTS_LIMIT {
         imported.warn(
@@ -299,8 +357,10 @@ fn retry_policy(
             format!("{attempts} is above gRPC's limit of {MAX_ATTEMPTS_LIMIT}; gRPC treats it as {MAX_ATTEMPTS_LIMIT}"),
         );
     }
-    let base = positive_duration(required("initialBackoff")?, &format!("{field}.initialBackoff"), imported)?;
-    let cap = positive_duration(required("maxBackoff")?, &format!("{field}.maxBackoff"), imported)?;
+    // grpc-java, the C core and grpc-js refuse a duration without its leading 0 (".1s"); grpc-go reads it.
+    let strict = [&versions::GRPC_JAVA, &versions::GRPC_CORE, &versions::GRPC_JS].into_iter().find(|c| ask.named(c));
+    let base = positive_duration(required("initialBackoff")?, &format!("{field}.initialBackoff"), strict, imported)?;
+    let cap = positive_duration(required("maxBackoff")?, &format!("{field}.maxBackoff"), strict, imported)?;
     whole_milliseconds(policy, field, base, cap, imported);
     imported.set("base", lab_duration(base), format!("{field}.initialBackoff {}", seconds(base)));
     imported.set("cap", lab_duration(cap), format!("{field}.maxBackoff {}", seconds(cap)));
@@ -311,6 +371,12 @@ fn retry_policy(
             "shorter than initialBackoff: every retry waits about maxBackoff",
         );
         imported.set("base", lab_duration(cap), format!("{field}.initialBackoff, above maxBackoff: capped to it"));
+    }
+    if let Some(scale) = scale {
+        let (base, cap) = (base.min(cap), cap);
+        imported.set("base", lab_duration(super::scaled(base, scale)), format!("{scale} × {field}.initialBackoff {}", seconds(base)));
+        imported.set("cap", lab_duration(super::scaled(cap, scale)), format!("{scale} × {field}.maxBackoff {}", seconds(cap)));
+        imported.set("jitter_fraction", 2.0, "U(0.4, 1.2) is 0.4 × U(1, 3): a stretch of up to 2 times the wait");
     }
     let multiplier_node = required("backoffMultiplier")?;
     let multiplier = match multiplier_node.value {
@@ -330,7 +396,7 @@ fn retry_policy(
     let codes = status_codes(required("retryableStatusCodes")?, &format!("{field}.retryableStatusCodes"), imported)?;
     let per_attempt = policy
         .get("perAttemptRecvTimeout")
-        .map(|node| positive_duration(node, &format!("{field}.perAttemptRecvTimeout"), imported))
+        .map(|node| positive_duration(node, &format!("{field}.perAttemptRecvTimeout"), strict, imported))
         .transpose()?;
     let mut retry_on: Vec<&str> = Vec::new();
     for code in &codes {
@@ -427,7 +493,7 @@ fn status_codes(node: &Node, field: &str, imported: &mut Imported) -> Result<Vec
 }
 
 fn throttling_policy(node: &Node, imported: &mut Imported) -> Result<(), Problem> {
-    known_keys(node, THROTTLING_KEYS, "retryThrottling")?;
+    ignored_keys(node, THROTTLING_KEYS, "retryThrottling", CONSUMER, &mut imported.warnings);
     let number = |key: &str| -> Result<(f64, &Node), Problem> {
         let field = format!("retryThrottling.{key}");
         let value = node.get(key).ok_or_else(|| Problem::new(Some(node.at), &field, "missing; gRFC A6 requires it"))?;
@@ -489,8 +555,19 @@ fn camel_case_keys(node: &mut Node, warnings: &mut Vec<Problem>) {
     }
 }
 
-fn positive_duration(node: &Node, field: &str, imported: &mut Imported) -> Result<std::time::Duration, Problem> {
+fn positive_duration(
+    node: &Node,
+    field: &str,
+    strict: Option<&Consumer>,
+    imported: &mut Imported,
+) -> Result<std::time::Duration, Problem> {
     let duration = proto_duration(node, field)?;
+    if let (Some(consumer), Value::Text(text)) = (strict, &node.value)
+        && text.starts_with('.')
+    {
+        let message = format!("{text:?}: {} refuses a duration without its leading 0, and with it the whole service config; write \"0{text}\"", consumer.title);
+        return Err(Problem::new(Some(node.at), field, message));
+    }
     if matches!(&node.value, Value::Text(text) if text.starts_with('.')) {
         imported.warn(Some(node.at), field, format!(
             "{}: grpc-go reads a duration without its leading 0, the C core (grpcio) refuses the service config; write \"0{}\"",

@@ -359,6 +359,30 @@ pub(crate) fn lab_duration(duration: std::time::Duration) -> String {
     }
 }
 
+/// Warns of keys of `node` (a mapping) outside `known`, for a consumer that skips fields it does not know: the
+/// setting a misspelt key meant is lost without a word, so the import says it loudly.
+pub(crate) fn ignored_keys(
+    node: &doc::Node,
+    known: &[&str],
+    within: &str,
+    consumer: &str,
+    warnings: &mut Vec<Problem>,
+) {
+    if let doc::Value::Map(entries) = &node.value {
+        for (key, at, _) in entries {
+            if !known.contains(&key.as_str()) {
+                let field = if within.is_empty() { key.clone() } else { format!("{within}.{key}") };
+                let message = format!(
+                    "IGNORED: {consumer} skips a field it does not know, silently; if this was meant as one of {}, \
+                     its setting is lost",
+                    known.join(", ")
+                );
+                warnings.push(Problem::new(Some(*at), &field, message));
+            }
+        }
+    }
+}
+
 /// Refuses keys of `node` (a mapping) outside `known`, naming the valid ones.
 pub(crate) fn known_keys(node: &doc::Node, known: &[&str], within: &str) -> Result<(), Problem> {
     if let doc::Value::Map(entries) = &node.value {

@@ -16,14 +16,6 @@ impl Version {
         Version([major, minor, patch])
     }
 
-    pub(crate) const fn major(self) -> u32 {
-        self.0[0]
-    }
-
-    pub(crate) const fn minor(self) -> u32 {
-        self.0[1]
-    }
-
     /// `"1.24"`, `"v1.24.3"`, `"2"`; `None` for anything else.
     pub(crate) fn parse(text: &str) -> Option<Version> {
         let text = text.trim();
@@ -149,7 +141,8 @@ pub(crate) fn changes_table() -> String {
 }
 
 /// Every consumer whose releases the import tells apart.
-pub(crate) const CONSUMERS: &[&Consumer] = &[&ISTIO, &LINKERD, &GOOGLE_API_CORE, &GRPC_GO, &GRPC_JAVA, &GRPC_CORE];
+pub(crate) const CONSUMERS: &[&Consumer] =
+    &[&ISTIO, &LINKERD, &GOOGLE_API_CORE, &GRPC_GO, &GRPC_JAVA, &GRPC_JS, &GRPC_CORE];
 
 /// Istio's pilot, which writes the Envoy retry policy of every route.
 pub(crate) const ISTIO: Consumer =
@@ -184,7 +177,17 @@ pub(crate) const GOOGLE_API_CORE: Consumer = Consumer {
     name: "google-api-core",
     title: "google-api-core",
     newest: Version::new(2, 44, 0),
-    changes: &[&GOOGLE_API_CORE_FIRST_WAIT_CAPPED],
+    changes: &[&GOOGLE_API_CORE_FULL_JITTER, &GOOGLE_API_CORE_FIRST_WAIT_CAPPED],
+};
+
+/// 2.11 rewrote the retry loop (googleapis/python-api-core#462; on the 1.x line 1.34).
+pub(crate) const GOOGLE_API_CORE_FULL_JITTER: Change = Change {
+    since: Version::new(2, 11, 0),
+    before: "retry n sleeps min(U(0, 2 · initial · multiplier^(n−1)), maximum); the last sleep is cut to end at the \
+             deadline; every attempt gets the whole timeout",
+    after: "retry n sleeps U(0, min(initial · multiplier^(n−1), maximum)); it gives up rather than sleep past the \
+            deadline; each attempt gets the time left",
+    source: "googleapis/python-api-core#462",
 };
 
 /// From 2.16 the first wait is drawn below min(initial, maximum), not below initial.
@@ -206,19 +209,37 @@ pub(crate) const GRPC_GO_TWENTY_PERCENT: Change = Change {
     source: "grpc/grpc-go#7869 (gRFC A6 as revised by grpc/proposal#452)",
 };
 
-/// grpc-java's backoff jitter.
+/// grpc-java's backoff jitter: full jitter, then by mistake U(0.4, 1.2), then ±20%.
 pub(crate) const GRPC_JAVA: Consumer = Consumer {
     name: "grpc-java",
     title: "grpc-java",
     newest: Version::new(1, 80, 0),
-    changes: &[&GRPC_JAVA_TWENTY_PERCENT],
+    changes: &[&GRPC_JAVA_FORTY_PERCENT, &GRPC_JAVA_TWENTY_PERCENT],
+};
+
+pub(crate) const GRPC_JAVA_FORTY_PERCENT: Change = Change {
+    since: Version::new(1, 71, 0),
+    before: GRPC_GO_TWENTY_PERCENT.before,
+    after: "retry n waits U(0.4, 1.2) × min(initialBackoff · multiplier^(n−1), maxBackoff)",
+    source: "grpc/grpc-java#11858",
 };
 
 pub(crate) const GRPC_JAVA_TWENTY_PERCENT: Change = Change {
     since: Version::new(1, 80, 0),
-    before: GRPC_GO_TWENTY_PERCENT.before,
+    before: GRPC_JAVA_FORTY_PERCENT.after,
     after: GRPC_GO_TWENTY_PERCENT.after,
     source: "grpc/grpc-java#12639",
+};
+
+/// grpc-js (Node.js): full jitter until 1.13, ±20% from 1.14.
+pub(crate) const GRPC_JS: Consumer =
+    Consumer { name: "grpc-js", title: "grpc-js", newest: Version::new(1, 14, 0), changes: &[&GRPC_JS_TWENTY_PERCENT] };
+
+pub(crate) const GRPC_JS_TWENTY_PERCENT: Change = Change {
+    since: Version::new(1, 14, 0),
+    before: GRPC_GO_TWENTY_PERCENT.before,
+    after: GRPC_GO_TWENTY_PERCENT.after,
+    source: "grpc/grpc-node commit 82b331d9",
 };
 
 /// gRPC's C core (grpcio, C++, Ruby, PHP): ±20% in every release with retries.

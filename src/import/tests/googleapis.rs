@@ -79,7 +79,13 @@ fn a_method_runs_google_api_core_with_no_attempt_cap_full_jitter_and_its_timeout
 
 #[test]
 fn the_channel_reading_is_grpcs_and_each_reading_names_the_other() {
-    let complete = SPANNER.replacen("\"initialBackoff\"", "\"maxAttempts\": 5, \"initialBackoff\"", 1);
+    // A channel refuses the whole config for Commit's policy, which has no backoff; without it the rest is read.
+    let problem = read(SPANNER, "google.spanner.v1.Spanner/ListSessions", &[], Some("channel")).unwrap_err();
+    assert!(problem.message.contains("refuses the whole service config"), "{problem:?}");
+    let complete = SPANNER.replacen("\"initialBackoff\"", "\"maxAttempts\": 5, \"initialBackoff\"", 1).replace(
+        "\"retryPolicy\": {\"maxAttempts\": 5, \"retryableStatusCodes\": [\"UNAVAILABLE\"]}",
+        "\"timeout\": \"1s\"",
+    );
     let channel = read(&complete, "google.spanner.v1.Spanner/ExecuteSql", &[], Some("channel")).unwrap();
     assert_eq!(value(&channel, "strategy").as_deref(), Some("\"grpc-jitter\""));
     assert_eq!(value(&channel, "max_attempts").as_deref(), Some("5"));
@@ -87,7 +93,11 @@ fn the_channel_reading_is_grpcs_and_each_reading_names_the_other() {
     assert!(channel.warnings.iter().any(|w| w.message.contains("read as a gRPC channel runs it")), "{channel:#?}");
     assert_eq!(channel.warnings.iter().filter(|w| w.message.contains("googleapis")).count(), 0, "one note, not two");
     // A channel refuses a retry policy without maxAttempts, as gRFC A6 does.
-    let problem = read(SPANNER, "google.spanner.v1.Spanner/ExecuteSql", &[], Some("channel")).unwrap_err();
+    let no_attempts = SPANNER.replace(
+        "\"retryPolicy\": {\"maxAttempts\": 5, \"retryableStatusCodes\": [\"UNAVAILABLE\"]}",
+        "\"timeout\": \"1s\"",
+    );
+    let problem = read(&no_attempts, "google.spanner.v1.Spanner/ExecuteSql", &[], Some("channel")).unwrap_err();
     assert!(problem.message.contains("gRFC A6 requires it"), "{problem:?}");
     let as_grpc = import(&grpc::FORMAT, &complete, Some("google.spanner.v1.Spanner/ExecuteSql")).unwrap();
     assert!(as_grpc.warnings.iter().any(|w| w.message.contains("looks like a googleapis service config")));
@@ -117,5 +127,27 @@ fn codes_must_be_grpcs_names_and_an_initial_wait_above_the_maximum_depends_on_th
     let older = read(&above, "google.spanner.v1.Spanner/ExecuteSql", &pins, None).unwrap();
     assert!(older.warnings.iter().any(|w| w.message.contains("before google-api-core 2.16")), "{older:#?}");
     let ordinary = read(SPANNER, "google.spanner.v1.Spanner/ExecuteSql", &[], None).unwrap();
-    assert!(ordinary.releases.is_empty(), "no release matters when initialBackoff ≤ maxBackoff");
+    assert!(
+        !ordinary.releases.iter().any(|line| line.contains("2.16")),
+        "2.16 does not matter when initialBackoff ≤ maxBackoff"
+    );
+}
+
+#[test]
+fn before_google_api_core_2_11_the_sleep_is_approximated_and_said_so() {
+    let pins = versions::parse_pins(["google-api-core=2.10"]).unwrap();
+    let older = read(SPANNER, "google.spanner.v1.Spanner/ExecuteSql", &pins, None).unwrap();
+    assert_eq!(value(&older, "base").as_deref(), Some("\"500ms\""), "twice the initial backoff");
+    assert!(older.warnings.iter().any(|w| w.message.starts_with("APPROXIMATE")), "{older:#?}");
+    assert!(older.releases.iter().any(|line| line.starts_with("google-api-core before 2.11")), "{older:#?}");
+    let timeout = older.settings.iter().find(|setting| setting.key == "timeout").unwrap();
+    assert!(timeout.from.ends_with("each attempt's, whole"), "{timeout:?}");
+    let unknown = SPANNER.replace("\"timeout\": \"30s\"", "\"timeout\": \"30s\", \"foobar\": 1");
+    let read_unknown = read(&unknown, "google.spanner.v1.Spanner/ExecuteSql", &[], None).unwrap();
+    assert!(
+        read_unknown.warnings.iter().any(|w| w.field == "methodConfig[0].foobar" && w.message.starts_with("IGNORED"))
+    );
+    let unnamed = read(SPANNER, "google.spanner.v1.Other/Method", &[], None).unwrap();
+    assert_eq!(value(&unnamed, "max_attempts").as_deref(), Some("1"));
+    assert!(unnamed.warnings.iter().any(|w| w.message.contains("no config names google.spanner.v1.Other/Method")));
 }

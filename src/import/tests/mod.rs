@@ -143,8 +143,14 @@ fn grpc_finds_a_method_as_grpc_does_and_lists_the_entries_otherwise() {
     let none = import(&grpc::FORMAT, GRPC, None).unwrap_err();
     assert!(none.message.contains("2 methods; choose one with --method NAME"), "{}", none.message);
     assert!(none.message.contains("  helloworld.Greeter/SayHello\n  helloworld.Greeter/*"), "{}", none.message);
-    let missing = import(&grpc::FORMAT, GRPC, Some("other.Service/Call")).unwrap_err();
-    assert!(missing.message.contains("no method \"other.Service/Call\""), "{}", missing.message);
+    // A method no config applies to is sent once, as gRPC sends it, with the names listed in a warning.
+    let missing = import(&grpc::FORMAT, GRPC, Some("other.Service/Call")).unwrap();
+    assert_eq!(value(&missing, "max_attempts").as_deref(), Some("1"));
+    let said = missing.warnings.iter().map(describe).collect::<Vec<_>>().join("\n");
+    assert!(
+        said.contains("no method config names other.Service/Call") && said.contains("helloworld.Greeter/*"),
+        "{said}"
+    );
 }
 
 #[test]
@@ -181,13 +187,23 @@ fn bad_grpc_files_are_refused_where_they_are_wrong() {
             "named by two method configs",
         ),
         ("\"tokenRatio\": 0.1234", "\"tokenRatio\": 0", "retryThrottling.tokenRatio", 16, "greater than 0"),
-        ("\"maxBackoff\"", "\"maxBackof\"", "methodConfig[0].retryPolicy.maxBackof", 8, "unknown field `maxBackof`"),
-        ("\"waitForReady\"", "\"waitForReadyy\"", "methodConfig[1].waitForReadyy", 14, "unknown field"),
+        // gRPC skips a key it does not know, so a misspelt required one is missing, and the whole config refused.
+        (
+            "\"maxBackoff\"",
+            "\"maxBackof\"",
+            "methodConfig[0].retryPolicy.maxBackoff",
+            5,
+            "missing; gRFC A6 requires it",
+        ),
     ] {
         let problem = with(from, to).expect_err(to);
         assert_eq!((problem.field.as_str(), problem.at.map(|at| at.line)), (field, Some(line)), "{to}: {problem:?}");
         assert!(problem.message.contains(message), "{to}: {problem:?}");
     }
+    // A misspelt key that is not required is skipped by gRPC, silently: the import says so, loudly.
+    let skipped = with("\"waitForReady\"", "\"waitForReadyy\"").unwrap();
+    let warning = skipped.warnings.iter().find(|w| w.field == "methodConfig[1].waitForReadyy").unwrap();
+    assert!(warning.message.starts_with("IGNORED") && warning.at.map(|at| at.line) == Some(14), "{warning:?}");
     let both = GRPC.replace("\"timeout\": \"2s\",", "\"timeout\": \"2s\", \"hedgingPolicy\": {},");
     let problem = import(&grpc::FORMAT, &both, Some("helloworld.Greeter/SayHello")).unwrap_err();
     assert!(problem.message.contains("not both"), "{problem:?}");
@@ -288,8 +304,9 @@ fn the_block_names_each_keys_source_and_lists_the_traps() {
     assert!(
         block.starts_with(
             "# retrylab import svc.json (grpc, method helloworld.Greeter/SayHello)\n# the C core, grpc-go 1.69 or \
-             later and grpc-java 1.80 or later: ±20% jitter (before those releases full jitter: --version \
-             grpc-go=1.68 or grpc-java=1.79)\n[client]\n"
+             later, grpc-java 1.80 or later and grpc-js 1.14 or later: ±20% jitter (before those releases full \
+             jitter: --version grpc-go=1.68, grpc-java=1.70 or grpc-js=1.13; grpc-java 1.71 to 1.79 drew U(0.4, \
+             1.2): --version grpc-java=1.79)\n[client]\n"
         ),
         "{block}"
     );
